@@ -1,0 +1,3 @@
+pub mod diag;
+pub mod sourcemap;
+pub mod yaml;

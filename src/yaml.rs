@@ -1,0 +1,414 @@
+//! A YAML node tree where every node knows its byte span.
+//!
+//! Built from `saphyr-parser` events rather than through serde so that (a) every node
+//! carries its position for diagnostics and provenance, (b) aliases are expanded under a
+//! budget (an alias bomb becomes a diagnostic, not an OOM), (c) nesting depth is bounded
+//! before anything recurses over the tree, and (d) merge keys (`<<`) and duplicate keys
+//! follow Compose. Scalars keep their source text; typing happens where the pod grammar
+//! knows what a field means.
+
+use crate::diag::Diagnostic;
+use crate::sourcemap::{FileId, Loc, SourceFile, Span};
+use saphyr_parser::{Event, Parser, ScalarStyle};
+use std::collections::HashMap;
+
+/// Deepest nesting accepted. Compose files are shallow; this only stops hostile input.
+pub const MAX_DEPTH: usize = 64;
+/// Most nodes one document may produce, counting every alias expansion.
+pub const MAX_NODES: usize = 1_000_000;
+
+pub mod codes {
+    pub const SYNTAX: &str = "clawc::parse::yaml_syntax";
+    pub const TOO_DEEP: &str = "clawc::parse::too_deep";
+    pub const ALIAS_BUDGET: &str = "clawc::parse::alias_budget";
+    pub const DUPLICATE_KEY: &str = "clawc::parse::duplicate_key";
+    pub const MULTIPLE_DOCUMENTS: &str = "clawc::parse::multiple_documents";
+    pub const BAD_MERGE: &str = "clawc::parse::bad_merge_key";
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub kind: Kind,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// Source text, and whether it was plain (unquoted) and untagged as a string.
+    Scalar { text: String, plain: bool },
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    pub fn is_null(&self) -> bool {
+        matches!(&self.kind, Kind::Scalar { text, plain: true } if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+    }
+
+    /// The scalar's text, for any non-null scalar (YAML `80` reads as `"80"`, as Compose does).
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Scalar { text, .. } if !self.is_null() => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.kind {
+            Kind::Scalar { text, plain: true } => match text.as_str() {
+                "true" | "True" | "TRUE" => Some(true),
+                "false" | "False" | "FALSE" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match &self.kind {
+            Kind::Scalar { text, plain: true } => parse_int(text),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.kind {
+            Kind::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.kind {
+            Kind::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// The value under a string key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v)
+    }
+
+    /// The key node of a mapping entry (for pointing at a key rather than its value).
+    pub fn key_node(&self, key: &str) -> Option<&Node> {
+        self.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(k, _)| k)
+    }
+
+    /// What kind of node this is, in the words error messages use.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            Kind::Seq(_) => "a list",
+            Kind::Map(_) => "a mapping",
+            Kind::Scalar { .. } if self.is_null() => "null",
+            Kind::Scalar { .. } if self.as_bool().is_some() => "a boolean",
+            Kind::Scalar { .. } if self.as_i64().is_some() => "a number",
+            Kind::Scalar { .. } => "a string",
+        }
+    }
+
+    fn count(&self) -> usize {
+        match &self.kind {
+            Kind::Scalar { .. } => 1,
+            Kind::Seq(items) => 1 + items.iter().map(Node::count).sum::<usize>(),
+            Kind::Map(entries) => 1 + entries.iter().map(|(k, v)| k.count() + v.count()).sum::<usize>(),
+        }
+    }
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.strip_prefix('+').unwrap_or(text);
+    if let Some(oct) = t.strip_prefix("0o") {
+        return i64::from_str_radix(oct, 8).ok();
+    }
+    if let Some(hex) = t.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16).ok();
+    }
+    t.parse().ok()
+}
+
+/// Parses one YAML document. An empty document gives a null scalar.
+pub fn parse(file: FileId, src: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
+    Builder::new(file, src).run()
+}
+
+enum Frame {
+    Seq { items: Vec<Node>, start: Span, anchor: usize },
+    Map { entries: Vec<(Node, Node)>, key: Option<Node>, start: Span, anchor: usize },
+}
+
+struct Builder<'a> {
+    file: FileId,
+    src: &'a SourceFile,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    nodes: usize,
+    root: Option<Node>,
+    errors: Vec<Diagnostic>,
+    cursor: CharCursor<'a>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(file: FileId, src: &'a SourceFile) -> Self {
+        Self {
+            file,
+            src,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            nodes: 0,
+            root: None,
+            errors: Vec::new(),
+            cursor: CharCursor::new(&src.text),
+        }
+    }
+
+    fn loc(&mut self, span: saphyr_parser::Span) -> Loc {
+        let start = self.cursor.byte(span.start.index());
+        let end = self.cursor.byte(span.end.index()).max(start);
+        let span = Span { start, end, line: span.start.line() as u32, col: span.start.col() as u32 + 1 };
+        Loc { file: self.file, span }
+    }
+
+    fn fail(&mut self, code: &'static str, msg: impl Into<String>, loc: Loc, help: &str) -> Result<Node, Vec<Diagnostic>> {
+        self.errors.push(Diagnostic::error(code, msg).at(loc).help(help));
+        Err(std::mem::take(&mut self.errors))
+    }
+
+    fn run(mut self) -> Result<Node, Vec<Diagnostic>> {
+        let text = self.src.text.clone();
+        let mut documents = 0;
+        for item in Parser::new_from_str(&text) {
+            let (event, span) = match item {
+                Ok(ev) => ev,
+                Err(e) => {
+                    let m = e.marker();
+                    let loc = self.loc(saphyr_parser::Span::empty(*m));
+                    return self.fail(codes::SYNTAX, format!("invalid YAML: {}", e.info()), loc, "fix the YAML syntax at this position");
+                }
+            };
+            let loc = self.loc(span);
+            match event {
+                Event::DocumentStart(_) => {
+                    documents += 1;
+                    if documents > 1 {
+                        return self.fail(codes::MULTIPLE_DOCUMENTS, "the file holds more than one YAML document", loc, "a pod file is a single Compose document; remove the extra `---`");
+                    }
+                }
+                Event::Scalar(value, style, anchor, tag) => {
+                    let is_str_tag = tag.as_ref().is_some_and(|t| t.suffix == "str" || t.suffix.ends_with(":str"));
+                    let plain = style == ScalarStyle::Plain && !is_str_tag;
+                    let node = Node { kind: Kind::Scalar { text: value.into_owned(), plain }, loc };
+                    self.finish(node, anchor)?;
+                }
+                Event::Alias(id) => {
+                    let Some(node) = self.anchors.get(&id) else {
+                        return self.fail(codes::SYNTAX, "alias refers to an unknown anchor", loc, "define the anchor (`&name`) before using it");
+                    };
+                    let count = node.count();
+                    if self.nodes + count > MAX_NODES {
+                        return self.fail(codes::ALIAS_BUDGET, format!("aliases expand to more than {MAX_NODES} nodes"), loc, "this looks like an alias bomb; expand fewer aliases");
+                    }
+                    let mut node = node.clone();
+                    node.loc = loc;
+                    self.nodes += count - 1;
+                    self.finish(node, 0)?;
+                }
+                Event::SequenceStart(anchor, _) => {
+                    self.push(Frame::Seq { items: Vec::new(), start: loc.span, anchor }, loc)?;
+                }
+                Event::MappingStart(anchor, _) => {
+                    self.push(Frame::Map { entries: Vec::new(), key: None, start: loc.span, anchor }, loc)?;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let frame = self.stack.pop().expect("parser balances start and end events");
+                    let (node, anchor) = self.close(frame, loc)?;
+                    self.finish(node, anchor)?;
+                }
+                Event::StreamEnd => break,
+                Event::Nothing | Event::StreamStart | Event::DocumentEnd => {}
+            }
+        }
+        let loc = Loc { file: self.file, span: Span::FILE };
+        Ok(self.root.take().unwrap_or(Node { kind: Kind::Scalar { text: String::new(), plain: true }, loc }))
+    }
+
+    fn push(&mut self, frame: Frame, loc: Loc) -> Result<(), Vec<Diagnostic>> {
+        if self.stack.len() >= MAX_DEPTH {
+            return self
+                .fail(codes::TOO_DEEP, format!("nesting deeper than {MAX_DEPTH} levels"), loc, "a pod file never needs this depth; flatten the structure")
+                .map(|_| ());
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    fn close(&mut self, frame: Frame, end: Loc) -> Result<(Node, usize), Vec<Diagnostic>> {
+        let span_to = |start: Span| Span { end: end.span.end.max(start.end), ..start };
+        match frame {
+            Frame::Seq { items, start, anchor } => {
+                Ok((Node { kind: Kind::Seq(items), loc: Loc { file: self.file, span: span_to(start) } }, anchor))
+            }
+            Frame::Map { entries, start, anchor, .. } => {
+                let loc = Loc { file: self.file, span: span_to(start) };
+                let entries = self.merge_and_check(entries)?;
+                Ok((Node { kind: Kind::Map(entries), loc }, anchor))
+            }
+        }
+    }
+
+    /// Applies `<<` merge keys (explicit keys win, earlier merged maps win) and rejects
+    /// duplicate keys, as Compose does.
+    fn merge_and_check(&mut self, entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, Vec<Diagnostic>> {
+        let mut own = Vec::with_capacity(entries.len());
+        let mut merged = Vec::new();
+        for (k, v) in entries {
+            let is_merge = matches!(&k.kind, Kind::Scalar { text, plain: true } if text == "<<");
+            if !is_merge {
+                own.push((k, v));
+                continue;
+            }
+            let sources: Vec<Node> = match v.kind {
+                Kind::Map(_) => vec![v],
+                Kind::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => items,
+                _ => return self.fail(codes::BAD_MERGE, "a merge key `<<` needs a mapping or a list of mappings", v.loc, "merge an anchored mapping: `<<: *defaults`").map(|_| Vec::new()),
+            };
+            for src in sources {
+                if let Kind::Map(es) = src.kind {
+                    merged.extend(es);
+                }
+            }
+        }
+        let mut seen: HashMap<String, Loc> = HashMap::new();
+        for (k, _) in &own {
+            let key = key_text(k);
+            if let Some(first) = seen.insert(key.clone(), k.loc) {
+                let msg = format!("duplicate key `{key}` (first defined on line {})", first.span.line);
+                return self.fail(codes::DUPLICATE_KEY, msg, k.loc, "remove one of the two entries").map(|_| Vec::new());
+            }
+        }
+        for (k, v) in merged {
+            if seen.insert(key_text(&k), k.loc).is_none() {
+                own.push((k, v));
+            }
+        }
+        Ok(own)
+    }
+
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), Vec<Diagnostic>> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            let loc = node.loc;
+            return self.fail(codes::ALIAS_BUDGET, format!("document has more than {MAX_NODES} nodes"), loc, "split or shrink the file").map(|_| ());
+        }
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => entries.push((k, node)),
+            },
+        }
+        Ok(())
+    }
+}
+
+fn key_text(k: &Node) -> String {
+    match &k.kind {
+        Kind::Scalar { text, .. } => text.clone(),
+        _ => format!("<{} at line {}>", k.kind_name(), k.loc.span.line),
+    }
+}
+
+/// Converts the parser's character indices to byte offsets. Events arrive mostly in
+/// order, so a cursor that walks forward (and back when needed) keeps this linear.
+struct CharCursor<'a> {
+    text: &'a str,
+    ascii: bool,
+    chars: usize,
+    bytes: usize,
+}
+
+impl<'a> CharCursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Self { text, ascii: text.is_ascii(), chars: 0, bytes: 0 }
+    }
+
+    fn byte(&mut self, char_index: usize) -> usize {
+        if self.ascii {
+            return char_index.min(self.text.len());
+        }
+        if char_index < self.chars {
+            self.chars = 0;
+            self.bytes = 0;
+        }
+        for c in self.text[self.bytes..].chars() {
+            if self.chars == char_index {
+                break;
+            }
+            self.chars += 1;
+            self.bytes += c.len_utf8();
+        }
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sourcemap::SourceMap;
+
+    fn parse_str(s: &str) -> Result<Node, Vec<Diagnostic>> {
+        let mut map = SourceMap::default();
+        let id = map.add("t.yml", s);
+        parse(id, map.get(id))
+    }
+
+    #[test]
+    fn spans_are_bytes_even_after_multibyte_text() {
+        let n = parse_str("a: wéb\nb: x\n").unwrap();
+        let b = n.get("b").unwrap();
+        assert_eq!(b.loc.span.start, "a: wéb\nb: ".len());
+        assert_eq!((b.loc.span.line, b.loc.span.col), (2, 4));
+    }
+
+    #[test]
+    fn alias_bomb_is_a_diagnostic() {
+        let mut s = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            s.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        let err = parse_str(&s).unwrap_err();
+        assert_eq!(err[0].code, codes::ALIAS_BUDGET);
+    }
+
+    #[test]
+    fn deep_nesting_is_a_diagnostic() {
+        let s = "[".repeat(10_000) + &"]".repeat(10_000);
+        let err = parse_str(&s).unwrap_err();
+        assert!(matches!(err[0].code, codes::TOO_DEEP | codes::SYNTAX), "{:?}", err[0]);
+    }
+
+    #[test]
+    fn duplicate_keys_are_rejected_and_merge_keys_applied() {
+        let err = parse_str("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(err[0].code, codes::DUPLICATE_KEY);
+        assert_eq!(err[0].loc.unwrap().span.line, 2);
+        let n = parse_str("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n").unwrap();
+        let m = n.get("m").unwrap();
+        assert_eq!(m.get("x").unwrap().as_str(), Some("1"));
+        assert_eq!(m.get("y").unwrap().as_str(), Some("3"));
+    }
+
+    #[test]
+    fn quoted_scalars_are_not_null_or_bool() {
+        let n = parse_str("a: 'null'\nb: true\nc: ~\nd: \"true\"\n").unwrap();
+        assert!(!n.get("a").unwrap().is_null());
+        assert_eq!(n.get("b").unwrap().as_bool(), Some(true));
+        assert!(n.get("c").unwrap().is_null());
+        assert_eq!(n.get("d").unwrap().as_bool(), None);
+    }
+}
