@@ -1,3 +1,4 @@
 pub mod diag;
 pub mod sourcemap;
 pub mod yaml;
+pub mod pod;

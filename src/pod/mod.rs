@@ -1,0 +1,151 @@
+//! The pod: `claw-pod.yml` read into validated types, with pod defaults expanded and
+//! `${VAR}` placeholders resolved. Everything keeps the location it came from.
+
+pub mod diags;
+pub mod env;
+mod expand;
+pub mod interp;
+mod parse;
+mod ports;
+
+use crate::sourcemap::{FileId, Loc};
+use std::collections::BTreeMap;
+
+pub use parse::parse_pod;
+
+/// A value and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pod {
+    pub file: FileId,
+    /// `x-claw.pod`, or empty.
+    pub name: String,
+    /// By name: the order of services in the YAML never matters.
+    pub services: BTreeMap<String, Service>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Service {
+    pub name: String,
+    /// The service's key in `services:`.
+    pub loc: Loc,
+    pub image: Option<Spanned<String>>,
+    pub build: Option<Build>,
+    /// `environment`, map or list form: a name declared without a value maps to `None`.
+    pub environment: BTreeMap<String, Spanned<Option<String>>>,
+    /// Container-side ports, `expose` first then `ports`, deduplicated in order.
+    pub ports: Vec<String>,
+    pub claw: Option<Claw>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Build {
+    pub context: String,
+    pub dockerfile: Option<String>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Has `x-claw` and no `mcp-stdio`: gets an identity and (with cllama) a context.
+    Agent,
+    /// An `mcp-stdio` tool sidecar: describes tools, consumes nothing, inherits nothing.
+    McpStdio,
+}
+
+/// A service's `x-claw` block after defaults expansion.
+#[derive(Clone, Debug)]
+pub struct Claw {
+    pub loc: Loc,
+    pub role: Role,
+    pub describe_file: Option<Spanned<String>>,
+    /// The resolved cllama proxy types (the service's own, else `cllama-defaults.proxy`).
+    pub cllama: Vec<String>,
+    pub count: u32,
+    pub surfaces: Vec<Surface>,
+    pub feeds: Vec<FeedEntry>,
+    pub tools: Vec<Grant>,
+    pub skills: Vec<Spanned<String>>,
+    pub tool_policy: ToolPolicy,
+    pub memory: Option<MemoryRef>,
+}
+
+impl Claw {
+    /// Agent ids: the service name, or `<svc>-0 … <svc>-(N-1)` when `count > 1`.
+    pub fn agent_ids(&self, service: &str) -> Vec<String> {
+        if self.count <= 1 {
+            vec![service.to_string()]
+        } else {
+            (0..self.count).map(|i| format!("{service}-{i}")).collect()
+        }
+    }
+}
+
+/// Where a list entry came from: the service itself, or the pod's `*-defaults` (inherited
+/// because the key was absent, or spliced in by a `...` at the given position).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Service,
+    Defaults { spread: Option<Loc> },
+}
+
+/// One `tools:` entry ("verb authority" over a service's tools).
+#[derive(Clone, Debug)]
+pub struct Grant {
+    pub service: Spanned<String>,
+    pub allow: Allow,
+    pub loc: Loc,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug)]
+pub enum Allow {
+    All,
+    Named(Vec<Spanned<String>>),
+}
+
+#[derive(Clone, Debug)]
+pub enum FeedEntry {
+    /// A subscription by feed name, resolved against the feed registry.
+    ByName(Spanned<String>),
+    /// A map-form feed that names its source and path itself.
+    Inline(InlineFeed),
+}
+
+#[derive(Clone, Debug)]
+pub struct InlineFeed {
+    pub name: String,
+    pub source: Spanned<String>,
+    pub path: String,
+    pub ttl: u64,
+    pub description: String,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug)]
+pub struct Surface {
+    pub scheme: String,
+    pub target: String,
+    pub access: Option<String>,
+    pub loc: Loc,
+}
+
+/// `tool-policy`: each field overrides the compiled default on its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolPolicy {
+    pub max_rounds: Option<u64>,
+    pub timeout_per_tool_ms: Option<u64>,
+    pub total_timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemoryRef {
+    pub service: Spanned<String>,
+    pub timeout_ms: u64,
+    pub loc: Loc,
+}

@@ -1,0 +1,594 @@
+//! `claw-pod.yml` (as a [`Node`] tree) → [`Pod`]: types checked, x-claw grammar applied,
+//! defaults expanded, placeholders resolved. Every problem is collected.
+
+use super::env::Env;
+use super::expand::{Item, expand_list, expand_object};
+use super::interp;
+use super::{
+    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, Surface, ToolPolicy, diags, ports,
+};
+use crate::diag::{Diagnostic, suggest};
+use crate::sourcemap::{FileId, Loc};
+use crate::yaml::Node;
+use std::collections::BTreeMap;
+
+/// Service-level x-claw keys in any Clawdapus grammar. Those clawc does not use are
+/// accepted and ignored (they belong to `claw up`).
+const SERVICE_KEYS: &[&str] = &[
+    "agent", "persona", "describe-file", "cllama", "cllama-env", "models", "count", "handles", "surfaces", "feeds", "tools",
+    "tool-policy", "budget", "memory", "include", "skills", "invoke", "context", "claw-api", "mcp-stdio", "hermes",
+];
+const POD_KEYS: &[&str] = &[
+    "pod", "master", "sequential-conformance", "handles-defaults", "cllama-defaults", "models-defaults", "surfaces-defaults",
+    "feeds-defaults", "tools-defaults", "skills-defaults", "tool-policy-defaults", "budget-defaults", "memory-defaults", "context",
+    "channel-memory", "principals", "alert-webhooks", "alert-mentions",
+];
+const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
+
+/// Parses the pod. Returns the pod when no error was found, and every diagnostic.
+pub fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
+    let mut cx = Cx { file, env, diags: Vec::new() };
+    let pod = cx.pod(root);
+    let has_errors = cx.diags.iter().any(Diagnostic::is_error);
+    (pod.filter(|_| !has_errors), cx.diags)
+}
+
+#[derive(Default)]
+struct Defaults {
+    surfaces: Option<Vec<Surface>>,
+    feeds: Option<Vec<FeedEntry>>,
+    tools: Option<Vec<Grant>>,
+    skills: Option<Vec<Spanned<String>>>,
+    tool_policy: Option<ToolPolicy>,
+    memory: Option<MemoryRef>,
+    cllama: Vec<String>,
+}
+
+struct Cx<'e> {
+    file: FileId,
+    env: &'e Env,
+    diags: Vec<Diagnostic>,
+}
+
+impl Cx<'_> {
+    fn error(&mut self, code: &'static str, msg: impl Into<String>, loc: Loc, help: impl Into<String>) {
+        self.diags.push(Diagnostic::error(code, msg).at(loc).help(help));
+    }
+
+    fn wrong_type(&mut self, what: &str, want: &str, node: &Node) {
+        let msg = format!("{what} must be {want}, got {}", node.kind_name());
+        self.diags.push(Diagnostic::error(diags::WRONG_TYPE, msg).at(node.loc).label(format!("expected {want}")).help(format!("write {what} as {want}")));
+    }
+
+    fn map<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [(Node, Node)]> {
+        let m = node.as_map();
+        if m.is_none() {
+            self.wrong_type(what, "a mapping", node);
+        }
+        m
+    }
+
+    fn list<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [Node]> {
+        let l = node.as_seq();
+        if l.is_none() {
+            self.wrong_type(what, "a list", node);
+        }
+        l
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<Spanned<String>> {
+        match node.as_str() {
+            Some(s) if node.as_map().is_none() => Some(Spanned { value: s.to_string(), loc: node.loc }),
+            _ => {
+                self.wrong_type(what, "a string", node);
+                None
+            }
+        }
+    }
+
+    /// A string with `${...}` placeholders resolved.
+    fn interp(&mut self, node: &Node, what: &str) -> Option<Spanned<String>> {
+        let s = self.string(node, what)?;
+        match interp::expand(&s.value, self.env) {
+            Ok(value) => Some(Spanned { value, loc: s.loc }),
+            Err(e) => {
+                let help = match &e {
+                    interp::InterpError::Unresolved(v) => format!("set {v} in the pod's .env file or the environment, or give a default: ${{{v}:-value}}"),
+                    interp::InterpError::Required(_) => "set the variable in the pod's .env file or the environment".to_string(),
+                    interp::InterpError::Malformed(_) => "placeholders look like ${NAME}, ${NAME:-default}, ${NAME:?message} or ${NAME:+alt}".to_string(),
+                };
+                self.error(diags::PLACEHOLDER, format!("{what}: {e}"), s.loc, help);
+                None
+            }
+        }
+    }
+
+    fn positive(&mut self, node: &Node, what: &str) -> Option<u64> {
+        match node.as_i64() {
+            Some(n) if n > 0 => Some(n as u64),
+            Some(_) => {
+                self.error(diags::INVALID_VALUE, format!("{what} must be > 0"), node.loc, format!("give {what} a positive whole number"));
+                None
+            }
+            None => {
+                self.wrong_type(what, "an integer", node);
+                None
+            }
+        }
+    }
+
+    fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], whose: &str) {
+        for (k, _) in map {
+            let Some(key) = k.as_str() else { continue };
+            if known.contains(&key) {
+                continue;
+            }
+            let help = suggest(key, known.iter().copied(), format!("known keys: {}", known.join(", ")));
+            self.diags.push(Diagnostic::warning(diags::UNKNOWN_KEY, format!("unknown {whose} x-claw key `{key}`")).at(k.loc).label("not in any Clawdapus grammar").help(help));
+        }
+    }
+
+    fn pod(&mut self, root: &Node) -> Option<Pod> {
+        let Some(top) = root.as_map() else {
+            self.error(diags::NOT_A_POD, format!("a pod file must be a mapping, got {}", root.kind_name()), root.loc, "a pod is a Compose file with a top-level `services:` mapping");
+            return None;
+        };
+        let _ = top;
+        let Some(services_node) = root.get("services") else {
+            self.error(diags::NOT_A_POD, "the pod file has no `services:`", root.loc, "a pod is a Compose file with a top-level `services:` mapping");
+            return None;
+        };
+        let services_map = self.map(services_node, "services")?;
+        let (name, defaults) = match root.get("x-claw") {
+            Some(x) if !x.is_null() => self.pod_claw(x),
+            _ => (String::new(), Defaults::default()),
+        };
+        let mut services = BTreeMap::new();
+        for (k, v) in services_map {
+            let Some(svc) = self.string(k, "a service name") else { continue };
+            if let Some(s) = self.service(&svc, v, &defaults) {
+                services.insert(svc.value.clone(), s);
+            }
+        }
+        self.check_feed_sources(&services);
+        Some(Pod { file: self.file, name, services })
+    }
+
+    fn pod_claw(&mut self, x: &Node) -> (String, Defaults) {
+        let mut d = Defaults::default();
+        let Some(map) = self.map(x, "x-claw") else { return (String::new(), d) };
+        self.unknown_keys(map, POD_KEYS, "pod-level");
+        let name = x.get("pod").and_then(|n| self.interp(n, "x-claw.pod")).map(|s| s.value).unwrap_or_default();
+        let from_defaults = Origin::Defaults { spread: None };
+        d.surfaces = x.get("surfaces-defaults").and_then(|n| self.default_items(n, "surfaces-defaults", Self::surface));
+        d.feeds = x.get("feeds-defaults").and_then(|n| self.default_items(n, "feeds-defaults", Self::feed));
+        d.tools = x.get("tools-defaults").and_then(|n| self.default_items(n, "tools-defaults", |cx, n, i| cx.grant(n, i, from_defaults)));
+        d.skills = x.get("skills-defaults").and_then(|n| self.default_items(n, "skills-defaults", |cx, n, _| cx.interp(n, "skill")));
+        d.tool_policy = x.get("tool-policy-defaults").filter(|n| !n.is_null()).and_then(|n| self.tool_policy(n));
+        d.memory = x.get("memory-defaults").filter(|n| !n.is_null()).and_then(|n| self.memory(n));
+        if let Some(c) = x.get("cllama-defaults") {
+            if c.as_map().is_some() {
+                if let Some(proxy) = c.get("proxy") {
+                    d.cllama = self.cllama(proxy).unwrap_or_default();
+                }
+                if let Some(env) = c.get("env") {
+                    self.map(env, "cllama-defaults.env");
+                }
+            } else if !c.is_null() {
+                self.diags.push(
+                    Diagnostic::warning(diags::IGNORED, format!("cllama-defaults is {}; only a mapping is honoured, so it is ignored", c.kind_name()))
+                        .at(c.loc)
+                        .help("write `cllama-defaults: {proxy: [passthrough]}`"),
+                );
+            }
+        }
+        (name, d)
+    }
+
+    /// A `*-defaults` list: like a service list, but a spread makes no sense in it.
+    fn default_items<T>(&mut self, node: &Node, key: &str, parse: impl FnMut(&mut Self, &Node, usize) -> Option<T>) -> Option<Vec<T>> {
+        let items = self.items(node, key, parse)?;
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                Item::Value(v) => out.push(v),
+                Item::Spread(loc) => self.error(diags::INVALID_VALUE, format!("{key}: spread token \"...\" cannot be used in pod defaults"), loc, "remove the `...`"),
+            }
+        }
+        Some(out)
+    }
+
+    fn items<T>(&mut self, node: &Node, key: &str, mut parse: impl FnMut(&mut Self, &Node, usize) -> Option<T>) -> Option<Vec<Item<T>>> {
+        if node.is_null() {
+            return Some(Vec::new());
+        }
+        let list = self.list(node, key)?;
+        let mut out = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            if item.as_map().is_none() && item.as_str().map(str::trim) == Some("...") {
+                out.push(Item::Spread(item.loc));
+            } else if let Some(v) = parse(self, item, i) {
+                out.push(Item::Value(v));
+            }
+        }
+        Some(out)
+    }
+
+    fn service(&mut self, name: &Spanned<String>, node: &Node, defaults: &Defaults) -> Option<Service> {
+        self.map(node, &format!("service \"{}\"", name.value))?;
+        let image = node.get("image").and_then(|n| self.string(n, "image"));
+        let build = node.get("build").and_then(|n| self.build(n));
+        let environment = node.get("environment").map(|n| self.environment(n)).unwrap_or_default();
+        let mut ports = Vec::new();
+        if let Some(list) = node.get("expose").and_then(|n| self.list(n, "expose")) {
+            ports.extend(list.iter().filter_map(ports::exposed_port));
+        }
+        if let Some(list) = node.get("ports").and_then(|n| self.list(n, "ports")) {
+            ports.extend(list.iter().filter_map(ports::container_port));
+        }
+        let mut seen = std::collections::HashSet::new();
+        ports.retain(|p| seen.insert(p.clone()));
+        let claw = node.get("x-claw").and_then(|x| self.claw(&name.value, x, defaults));
+        Some(Service { name: name.value.clone(), loc: name.loc, image, build, environment, ports, claw })
+    }
+
+    fn build(&mut self, node: &Node) -> Option<Build> {
+        if node.as_map().is_none() {
+            return self.string(node, "build").map(|s| Build { context: s.value, dockerfile: None, loc: s.loc });
+        }
+        let context = node.get("context").and_then(|n| self.string(n, "build.context")).map_or_else(|| ".".to_string(), |s| s.value);
+        let dockerfile = node.get("dockerfile").and_then(|n| self.string(n, "build.dockerfile")).map(|s| s.value);
+        Some(Build { context, dockerfile, loc: node.loc })
+    }
+
+    fn environment(&mut self, node: &Node) -> BTreeMap<String, Spanned<Option<String>>> {
+        let mut out = BTreeMap::new();
+        if let Some(map) = node.as_map() {
+            for (k, v) in map {
+                let Some(key) = self.string(k, "an environment name") else { continue };
+                let value = if v.is_null() { None } else { self.string(v, &format!("environment.{}", key.value)).map(|s| s.value) };
+                out.insert(key.value, Spanned { value, loc: k.loc });
+            }
+        } else if let Some(list) = self.list(node, "environment") {
+            for item in list {
+                let Some(entry) = self.string(item, "an environment entry") else { continue };
+                let (key, value) = match entry.value.split_once('=') {
+                    Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                    None => (entry.value.clone(), None),
+                };
+                out.insert(key, Spanned { value, loc: entry.loc });
+            }
+        }
+        out
+    }
+
+    fn claw(&mut self, service: &str, x: &Node, d: &Defaults) -> Option<Claw> {
+        if !x.is_null() {
+            let map = self.map(x, "x-claw")?;
+            self.unknown_keys(map, SERVICE_KEYS, "service-level");
+            for key in ["alert-webhooks", "alert-mentions"] {
+                if let Some(k) = x.key_node(key) {
+                    let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");
+                    self.error(diags::MISPLACED_KEY, msg, k.loc, "move it under the pod's top-level `x-claw`");
+                }
+            }
+        }
+        let mcp_stdio = x.get("mcp-stdio").filter(|n| !n.is_null());
+        let role = if mcp_stdio.is_some() { Role::McpStdio } else { Role::Agent };
+        let count = match x.get("count") {
+            Some(n) => match n.as_i64() {
+                Some(c) => c.clamp(1, u32::MAX as i64) as u32,
+                None => {
+                    self.wrong_type("count", "an integer", n);
+                    1
+                }
+            },
+            None => 1,
+        };
+        let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
+        if let Some(m) = mcp_stdio {
+            self.mcp_stdio(service, m, x, count);
+        }
+        let describe_file = x.get("describe-file").and_then(|n| self.string(n, "describe-file")).map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
+        // Sidecars inherit nothing from the pod defaults.
+        let none = Defaults::default();
+        let d = if role == Role::McpStdio { &none } else { d };
+        let inherit = |mut g: Grant, spread: Option<Loc>| {
+            g.origin = Origin::Defaults { spread };
+            g
+        };
+        let surfaces = x.get("surfaces").and_then(|n| self.items(n, "surfaces", Self::surface));
+        let surfaces = self.expanded("surfaces", service, surfaces, d.surfaces.as_deref(), same);
+        let feeds = x.get("feeds").and_then(|n| self.items(n, "feeds", Self::feed));
+        let feeds = self.expanded("feeds", service, feeds, d.feeds.as_deref(), same);
+        let tools = x.get("tools").and_then(|n| self.items(n, "tools", |cx, n, i| cx.grant(n, i, Origin::Service)));
+        let tools = self.expanded("tools", service, tools, d.tools.as_deref(), inherit);
+        let skills = x.get("skills").and_then(|n| self.items(n, "skills", |cx, n, _| cx.interp(n, "skill")));
+        let skills = self.expanded("skills", service, skills, d.skills.as_deref(), same);
+        let tool_policy = x.get("tool-policy").map(|n| if n.is_null() { None } else { self.tool_policy(n) });
+        let tool_policy = expand_object(tool_policy, d.tool_policy.as_ref()).unwrap_or_default();
+        let memory = x.get("memory").map(|n| if n.is_null() { None } else { self.memory(n) });
+        let memory = expand_object(memory, d.memory.as_ref());
+        let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
+        Some(Claw { loc: x.loc, role, describe_file, cllama, count, surfaces, feeds, tools, skills, tool_policy, memory })
+    }
+
+    fn expanded<T: Clone>(&mut self, key: &str, service: &str, own: Option<Vec<Item<T>>>, defaults: Option<&[T]>, inherit: impl Fn(T, Option<Loc>) -> T) -> Vec<T> {
+        expand_list(key, service, own, defaults, inherit).unwrap_or_else(|d| {
+            self.diags.push(d);
+            Vec::new()
+        })
+    }
+
+    fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) {
+        if self.map(m, "mcp-stdio").is_none() {
+            return;
+        }
+        match m.get("command") {
+            Some(c) if c.as_str().is_some_and(|s| !s.trim().is_empty()) => {}
+            _ => self.error(diags::REQUIRED, format!("service \"{service}\": mcp-stdio command is required"), m.loc, "set `mcp-stdio.command` to the MCP server command"),
+        }
+        for (key, what) in [("agent", "agent"), ("cllama", "cllama")] {
+            if let Some(k) = x.key_node(key) {
+                let msg = format!("service \"{service}\": mcp-stdio cannot be combined with {what}");
+                self.error(diags::MCP_STDIO_CONFLICT, msg, k.loc, "an mcp-stdio sidecar is a tool server, not an agent; move the agent to its own service");
+            }
+        }
+        if count > 1 {
+            let loc = x.key_node("count").map_or(m.loc, |k| k.loc);
+            self.error(diags::MCP_STDIO_CONFLICT, format!("service \"{service}\": mcp-stdio does not support count > 1"), loc, "remove `count`");
+        }
+    }
+
+    fn cllama(&mut self, node: &Node) -> Option<Vec<String>> {
+        if let Some(list) = node.as_seq() {
+            let mut out = Vec::new();
+            for (i, item) in list.iter().enumerate() {
+                let s = self.interp(item, "cllama")?;
+                if s.value.trim().is_empty() {
+                    self.error(diags::INVALID_VALUE, format!("cllama: list item {i} must not be empty"), item.loc, "name a cllama proxy type, e.g. `passthrough`");
+                    return None;
+                }
+                out.push(s.value.trim().to_string());
+            }
+            return Some(out);
+        }
+        let s = self.interp(node, "cllama")?;
+        if s.value.trim().is_empty() {
+            self.error(diags::INVALID_VALUE, "cllama: string value must not be empty", node.loc, "name a cllama proxy type, e.g. `passthrough`");
+            return None;
+        }
+        Some(vec![s.value.trim().to_string()])
+    }
+
+    fn surface(&mut self, node: &Node, _: usize) -> Option<Surface> {
+        if let Some(map) = node.as_map() {
+            let [(k, _)] = map else {
+                self.error(diags::INVALID_VALUE, "a map-form surface must have exactly one key", node.loc, "write `- channel://discord: {...}`");
+                return None;
+            };
+            let uri = self.interp(k, "surface")?;
+            let s = parse_surface(&uri.value, uri.loc);
+            if s.as_ref().is_some_and(|s| s.scheme == "channel") {
+                return s;
+            }
+            self.error(diags::INVALID_VALUE, format!("map-form surface \"{}\" must be a channel:// URI", uri.value), k.loc, "only channel surfaces take a configuration map");
+            return None;
+        }
+        let uri = self.interp(node, "surface")?;
+        let s = parse_surface(&uri.value, uri.loc);
+        if s.is_none() {
+            let msg = format!("surface URI \"{}\" must have scheme and target", uri.value);
+            self.error(diags::INVALID_VALUE, msg, node.loc, "write `service://<name>`, `volume://<name>`, `host:///path` …");
+        }
+        s
+    }
+
+    fn feed(&mut self, node: &Node, index: usize) -> Option<FeedEntry> {
+        if node.as_map().is_none() {
+            if node.as_seq().is_some() || node.is_null() {
+                self.wrong_type("feed entry", "a string or mapping", node);
+                return None;
+            }
+            let name = self.interp(node, "feed name")?;
+            if name.value.trim().is_empty() {
+                self.error(diags::INVALID_VALUE, "feed name must not be empty", node.loc, "name a feed from a service descriptor");
+                return None;
+            }
+            return Some(FeedEntry::ByName(Spanned { value: name.value.trim().to_string(), loc: name.loc }));
+        }
+        let field = |cx: &mut Self, key: &str| node.get(key).filter(|n| !n.is_null()).and_then(|n| cx.interp(n, &format!("feed {index}: {key}")));
+        let source = field(self, "source").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
+        let path = field(self, "path").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
+        let name = field(self, "name").map(|s| s.value.trim().to_string()).filter(|s| !s.is_empty());
+        let description = field(self, "description").map(|s| s.value.trim().to_string()).unwrap_or_default();
+        let ttl = match node.get("ttl") {
+            Some(n) => self.positive(n, &format!("feed {index}: ttl")),
+            None => {
+                self.error(diags::INVALID_VALUE, format!("feed {index}: ttl must be > 0"), node.loc, "set `ttl:` in seconds");
+                None
+            }
+        };
+        let Some(source) = source.filter(|s| !s.value.is_empty()) else {
+            self.error(diags::REQUIRED, format!("feed {index}: source is required"), node.loc, "set `source:` to the providing service");
+            return None;
+        };
+        let Some(path) = path.filter(|p| !p.value.is_empty()) else {
+            self.error(diags::REQUIRED, format!("feed {index}: path is required"), node.loc, "set `path:` to the feed's HTTP path");
+            return None;
+        };
+        if !path.value.starts_with('/') {
+            self.error(diags::INVALID_VALUE, format!("feed {index}: path \"{}\" must start with '/'", path.value), path.loc, "write the path as `/…`");
+            return None;
+        }
+        let name = name.unwrap_or_else(|| derive_feed_name(&path.value, &source.value, index));
+        Some(FeedEntry::Inline(InlineFeed { name, source, path: path.value, ttl: ttl?, description, loc: node.loc }))
+    }
+
+    fn grant(&mut self, node: &Node, index: usize, origin: Origin) -> Option<Grant> {
+        if node.as_map().is_none() {
+            if node.as_seq().is_some() || node.is_null() {
+                self.wrong_type("tool entry", "a string or mapping", node);
+                return None;
+            }
+            let service = self.string(node, "tool service")?;
+            if service.value.trim().is_empty() {
+                self.error(diags::INVALID_VALUE, "tool service must not be empty", node.loc, "name a service whose descriptor declares tools");
+                return None;
+            }
+            let service = Spanned { value: service.value.trim().to_string(), loc: service.loc };
+            return Some(Grant { service, allow: Allow::All, loc: node.loc, origin });
+        }
+        let service = match node.get("service").and_then(|n| self.string(n, &format!("tool policy {index}: service"))) {
+            Some(s) if !s.value.trim().is_empty() => Spanned { value: s.value.trim().to_string(), loc: s.loc },
+            _ => {
+                self.error(diags::REQUIRED, format!("tool policy {index}: service is required"), node.loc, "write `- service: <name>`");
+                return None;
+            }
+        };
+        let allow = match node.get("allow").filter(|n| !n.is_null()) {
+            None => Allow::All,
+            Some(a) => self.allow(a, index)?,
+        };
+        Some(Grant { service, allow, loc: node.loc, origin })
+    }
+
+    fn allow(&mut self, node: &Node, index: usize) -> Option<Allow> {
+        let names: Vec<&Node> = match node.as_seq() {
+            Some(list) => list.iter().collect(),
+            None if node.as_map().is_none() => vec![node],
+            None => {
+                self.wrong_type(&format!("tool policy {index}: allow"), "a string or a list of strings", node);
+                return None;
+            }
+        };
+        if names.is_empty() {
+            self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow must not be empty"), node.loc, "list tool names, or write `allow: all`");
+            return None;
+        }
+        let mut out = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let Some(s) = n.as_str().filter(|_| n.as_map().is_none() && n.as_seq().is_none()) else {
+                let msg = format!("tool policy {index}: allow[{i}] must be a string, got {}", n.kind_name());
+                self.error(diags::WRONG_TYPE, msg, n.loc, "list tool names as strings");
+                return None;
+            };
+            if s.trim().is_empty() {
+                self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow[{i}] must not be empty"), n.loc, "remove the blank entry");
+                return None;
+            }
+            out.push(Spanned { value: s.trim().to_string(), loc: n.loc });
+        }
+        let has_all = out.iter().any(|s| s.value == "all");
+        if has_all && out.len() > 1 {
+            self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow \"all\" must not be combined with named tools"), node.loc, "use either `allow: all` or a list of tool names");
+            return None;
+        }
+        Some(if has_all { Allow::All } else { Allow::Named(out) })
+    }
+
+    fn tool_policy(&mut self, node: &Node) -> Option<ToolPolicy> {
+        self.map(node, "tool-policy")?;
+        let mut p = ToolPolicy::default();
+        p.max_rounds = node.get("max-rounds").and_then(|n| self.positive(n, "max-rounds"));
+        p.timeout_per_tool_ms = node.get("timeout-per-tool-ms").and_then(|n| self.positive(n, "timeout-per-tool-ms"));
+        p.total_timeout_ms = node.get("total-timeout-ms").and_then(|n| self.positive(n, "total-timeout-ms"));
+        if let (Some(per), Some(total)) = (p.timeout_per_tool_ms, p.total_timeout_ms) {
+            if total < per {
+                let loc = node.get("total-timeout-ms").map_or(node.loc, |n| n.loc);
+                self.error(diags::INVALID_VALUE, "total-timeout-ms must be >= timeout-per-tool-ms", loc, format!("raise total-timeout-ms to at least {per}"));
+            }
+        }
+        Some(p)
+    }
+
+    fn memory(&mut self, node: &Node) -> Option<MemoryRef> {
+        self.map(node, "memory")?;
+        let service = node.get("service").and_then(|n| self.string(n, "memory.service")).filter(|s| !s.value.trim().is_empty());
+        let Some(service) = service else {
+            self.error(diags::REQUIRED, "memory: service is required", node.loc, "set `memory.service` to the service that provides memory");
+            return None;
+        };
+        let timeout_ms = match node.get("timeout-ms") {
+            Some(n) => self.positive(n, "memory.timeout-ms")?,
+            None => DEFAULT_MEMORY_TIMEOUT_MS,
+        };
+        let service = Spanned { value: service.value.trim().to_string(), loc: service.loc };
+        Some(MemoryRef { service, timeout_ms, loc: node.loc })
+    }
+
+    /// Map-form feeds must name a pod service as their source.
+    fn check_feed_sources(&mut self, services: &BTreeMap<String, Service>) {
+        let mut errors = Vec::new();
+        for (name, svc) in services {
+            for feed in svc.claw.iter().flat_map(|c| &c.feeds) {
+                if let FeedEntry::Inline(f) = feed {
+                    if !services.contains_key(&f.source.value) {
+                        let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
+                        let help = suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
+                        errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
+                    }
+                }
+            }
+        }
+        self.diags.extend(errors);
+    }
+}
+
+fn same<T>(v: T, _: Option<Loc>) -> T {
+    v
+}
+
+/// `scheme://target [access mode …]` or `scheme:opaque`.
+fn parse_surface(text: &str, loc: Loc) -> Option<Surface> {
+    let mut words = text.split_whitespace();
+    let uri = words.next()?;
+    let access = words.collect::<Vec<_>>().join(" ");
+    let (scheme, rest) = uri.split_once(':')?;
+    if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+        return None;
+    }
+    let target = match rest.strip_prefix("//") {
+        Some(authority_path) => authority_path.to_string(),
+        None => rest.to_string(),
+    };
+    let target = target.trim_end_matches('/').to_string();
+    let target = if target.is_empty() && rest.starts_with("///") { rest[2..].to_string() } else { target };
+    if target.is_empty() {
+        return None;
+    }
+    Some(Surface { scheme: scheme.to_ascii_lowercase(), target, access: (!access.is_empty()).then_some(access), loc })
+}
+
+/// Go's `path.Base` of the feed path, with `/` and `.` trimmed from its ends; else
+/// `<source>-feed-<N+1>`.
+fn derive_feed_name(path: &str, source: &str, index: usize) -> String {
+    let trimmed = path.trim_end_matches('/');
+    let base = if trimmed.is_empty() { "/" } else { trimmed.rsplit('/').next().unwrap_or(trimmed) };
+    let name = base.trim_matches(|c| c == '/' || c == '.');
+    if name.is_empty() { format!("{source}-feed-{}", index + 1) } else { name.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_names_derive_like_go_path_base() {
+        assert_eq!(derive_feed_name("/fleet/alerts?since=15m", "s", 0), "alerts?since=15m");
+        assert_eq!(derive_feed_name("/a/b/", "s", 0), "b");
+        assert_eq!(derive_feed_name("/", "api", 2), "api-feed-3");
+        assert_eq!(derive_feed_name("/x/..", "api", 0), "api-feed-1");
+    }
+
+    #[test]
+    fn surfaces_parse_every_target_form() {
+        let loc = Loc { file: FileId(0), span: Default::default() };
+        let s = parse_surface("service://trading-api read-only mode", loc).unwrap();
+        assert_eq!((s.scheme.as_str(), s.target.as_str(), s.access.as_deref()), ("service", "trading-api", Some("read-only mode")));
+        assert_eq!(parse_surface("host:///data/x", loc).unwrap().target, "/data/x");
+        assert_eq!(parse_surface("volume:shared", loc).unwrap().target, "shared");
+        assert!(parse_surface("nothing", loc).is_none());
+        assert!(parse_surface("service://", loc).is_none());
+    }
+}
