@@ -73,6 +73,14 @@ pub struct Claw {
     pub skills: Vec<Spanned<String>>,
     pub tool_policy: ToolPolicy,
     pub memory: Option<MemoryRef>,
+    /// `mcp-stdio` `command` and `args` (sidecars only), to detect stale discovery snapshots.
+    pub stdio: Option<StdioCommand>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StdioCommand {
+    pub command: String,
+    pub args: Vec<String>,
 }
 
 impl Claw {

@@ -5,7 +5,7 @@ use super::env::Env;
 use super::expand::{Item, expand_list, expand_object};
 use super::interp;
 use super::{
-    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, Surface, ToolPolicy, diags, ports,
+    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, StdioCommand, Surface, ToolPolicy, diags, ports,
 };
 use crate::diag::{Diagnostic, suggest};
 use crate::sourcemap::{FileId, Loc};
@@ -286,9 +286,7 @@ impl Cx<'_> {
             None => 1,
         };
         let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
-        if let Some(m) = mcp_stdio {
-            self.mcp_stdio(service, m, x, count);
-        }
+        let stdio = mcp_stdio.and_then(|m| self.mcp_stdio(service, m, x, count));
         let describe_file = x.get("describe-file").and_then(|n| self.string(n, "describe-file")).map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         // Sidecars inherit nothing from the pod defaults.
         let none = Defaults::default();
@@ -310,7 +308,7 @@ impl Cx<'_> {
         let memory = x.get("memory").map(|n| if n.is_null() { None } else { self.memory(n) });
         let memory = expand_object(memory, d.memory.as_ref());
         let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
-        Some(Claw { loc: x.loc, role, describe_file, cllama, count, surfaces, feeds, tools, skills, tool_policy, memory })
+        Some(Claw { loc: x.loc, role, describe_file, cllama, count, surfaces, feeds, tools, skills, tool_policy, memory, stdio })
     }
 
     fn expanded<T: Clone>(&mut self, key: &str, service: &str, own: Option<Vec<Item<T>>>, defaults: Option<&[T]>, inherit: impl Fn(T, Option<Loc>) -> T) -> Vec<T> {
@@ -320,13 +318,15 @@ impl Cx<'_> {
         })
     }
 
-    fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) {
-        if self.map(m, "mcp-stdio").is_none() {
-            return;
+    fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) -> Option<StdioCommand> {
+        self.map(m, "mcp-stdio")?;
+        let command = m.get("command").and_then(|c| self.interp(c, "mcp-stdio.command")).map(|c| c.value.trim().to_string()).filter(|c| !c.is_empty());
+        if command.is_none() {
+            self.error(diags::REQUIRED, format!("service \"{service}\": mcp-stdio command is required"), m.loc, "set `mcp-stdio.command` to the MCP server command");
         }
-        match m.get("command") {
-            Some(c) if c.as_str().is_some_and(|s| !s.trim().is_empty()) => {}
-            _ => self.error(diags::REQUIRED, format!("service \"{service}\": mcp-stdio command is required"), m.loc, "set `mcp-stdio.command` to the MCP server command"),
+        let mut args = Vec::new();
+        if let Some(list) = m.get("args").and_then(|a| self.list(a, "mcp-stdio.args")) {
+            args = list.iter().filter_map(|a| self.interp(a, "mcp-stdio.args")).map(|a| a.value).collect();
         }
         for (key, what) in [("agent", "agent"), ("cllama", "cllama")] {
             if let Some(k) = x.key_node(key) {
@@ -338,6 +338,7 @@ impl Cx<'_> {
             let loc = x.key_node("count").map_or(m.loc, |k| k.loc);
             self.error(diags::MCP_STDIO_CONFLICT, format!("service \"{service}\": mcp-stdio does not support count > 1"), loc, "remove `count`");
         }
+        Some(StdioCommand { command: command?, args })
     }
 
     fn cllama(&mut self, node: &Node) -> Option<Vec<String>> {

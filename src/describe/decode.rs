@@ -1,0 +1,453 @@
+//! Descriptor JSON → [`Descriptor`], with Clawdapus' checks and messages
+//! (`tools[i]: name is required`, …). Like Go's `encoding/json`, unknown fields are
+//! ignored and field names match case-insensitively; unlike Clawdapus, every problem is
+//! reported rather than only the first.
+
+use super::json_span::{Seg, locate};
+use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, HttpExec, McpEndpoint, Memory, Tool, diags, schema};
+use crate::diag::Diagnostic;
+use crate::sourcemap::{FileId, Loc, SourceFile};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// Decodes and validates one descriptor. Returns it only when it has no error.
+pub fn decode(file: FileId, src: &SourceFile) -> (Option<Descriptor>, Vec<Diagnostic>) {
+    let mut d = Dec { file, src, diags: Vec::new() };
+    let desc = d.descriptor();
+    let ok = !d.diags.iter().any(Diagnostic::is_error);
+    (desc.filter(|_| ok), d.diags)
+}
+
+struct Dec<'a> {
+    file: FileId,
+    src: &'a SourceFile,
+    diags: Vec<Diagnostic>,
+}
+
+/// A path into the descriptor, built as fields are visited.
+fn at(base: &[Seg], seg: Seg) -> Vec<Seg> {
+    let mut p = base.to_vec();
+    p.push(seg);
+    p
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+/// Go's field matching: the exact name, else the first case-insensitive match.
+fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<(&'v str, &'v Value)> {
+    if let Some((k, v)) = obj.get_key_value(name) {
+        return Some((k, v));
+    }
+    obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(k, v)| (k.as_str(), v))
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Dec<'_> {
+    fn loc(&self, path: &[Seg]) -> Loc {
+        let (s, e) = locate(&self.src.text, path);
+        Loc { file: self.file, span: self.src.span(s, e) }
+    }
+
+    fn err(&mut self, code: &'static str, msg: impl Into<String>, path: &[Seg], help: impl Into<String>) {
+        let d = Diagnostic::error(code, msg).at(self.loc(path)).help(help);
+        self.diags.push(d);
+    }
+
+    fn wrong_type(&mut self, what: &str, want: &str, v: &Value, path: &[Seg]) {
+        let msg = format!("{what} must be {want}, got {}", type_name(v));
+        self.err(diags::WRONG_TYPE, msg, path, format!("write {what} as {want}"));
+    }
+
+    /// A field of `obj` (null counts as absent, as in Go), with its path.
+    fn get<'v>(&self, obj: &'v Map<String, Value>, base: &[Seg], name: &str) -> Option<(&'v Value, Vec<Seg>)> {
+        let (k, v) = field(obj, name)?;
+        (!v.is_null()).then(|| (v, at(base, key(k))))
+    }
+
+    fn string(&mut self, obj: &Map<String, Value>, base: &[Seg], name: &str, what: &str) -> Option<(String, Vec<Seg>)> {
+        let (v, path) = self.get(obj, base, name)?;
+        match v.as_str() {
+            Some(s) => Some((s.trim().to_string(), path)),
+            None => {
+                self.wrong_type(what, "a string", v, &path);
+                None
+            }
+        }
+    }
+
+    fn object<'v>(&mut self, obj: &'v Map<String, Value>, base: &[Seg], name: &str, what: &str) -> Option<(&'v Map<String, Value>, Vec<Seg>)> {
+        let (v, path) = self.get(obj, base, name)?;
+        match v.as_object() {
+            Some(o) => Some((o, path)),
+            None => {
+                self.wrong_type(what, "an object", v, &path);
+                None
+            }
+        }
+    }
+
+    fn array<'v>(&mut self, obj: &'v Map<String, Value>, base: &[Seg], name: &str) -> Vec<(&'v Value, Vec<Seg>)> {
+        let Some((v, path)) = self.get(obj, base, name) else { return Vec::new() };
+        match v.as_array() {
+            Some(items) => items.iter().enumerate().map(|(i, it)| (it, at(&path, Seg::Index(i)))).collect(),
+            None => {
+                self.wrong_type(name, "an array", v, &path);
+                Vec::new()
+            }
+        }
+    }
+
+    fn descriptor(&mut self) -> Option<Descriptor> {
+        let root: Value = match serde_json::from_str(&self.src.text) {
+            Ok(v) => v,
+            Err(e) => {
+                let offset = line_col_offset(&self.src.text, e.line(), e.column());
+                let loc = Loc { file: self.file, span: self.src.span(offset, offset) };
+                let msg = format!("invalid descriptor JSON: {e}");
+                self.diags.push(Diagnostic::error(diags::INVALID_JSON, msg).at(loc).help("a descriptor is one JSON object; fix the syntax here"));
+                return None;
+            }
+        };
+        let Some(obj) = root.as_object() else {
+            self.wrong_type("a descriptor", "a JSON object", &root, &[]);
+            return None;
+        };
+        let version = self.version(obj)?;
+        let feeds = self.feeds(obj);
+        let endpoints = self.endpoints(obj);
+        if version == 1 {
+            for cap in ["tools", "mcp", "memory"] {
+                if let Some((_, path)) = self.get(obj, &[], cap) {
+                    let msg = format!("descriptor version 1 does not support {cap}");
+                    self.err(diags::V1_CAPABILITY, msg, &path, "set \"version\": 2 to declare tools, mcp or memory");
+                }
+            }
+        }
+        let v2 = version == 2;
+        let mcp = if v2 { self.mcp(obj) } else { None };
+        let tools = if v2 { self.tools(obj, mcp.is_some()) } else { Vec::new() };
+        let memory = if v2 { self.memory(obj) } else { None };
+        let auth = self.auth(obj);
+        let description = self.string(obj, &[], "description", "description").map(|(s, _)| s).unwrap_or_default();
+        let skill = self.string(obj, &[], "skill", "skill").map(|(s, _)| s).filter(|s| !s.is_empty());
+        Some(Descriptor { version, description, feeds, endpoints, auth, skill, tools, mcp, memory })
+    }
+
+    fn version(&mut self, obj: &Map<String, Value>) -> Option<u8> {
+        let help = "start the descriptor with \"version\": 1 (feeds and endpoints) or 2 (also tools, mcp and memory)";
+        let Some((v, path)) = self.get(obj, &[], "version") else {
+            self.err(diags::VERSION, "descriptor version must be 1 or 2, got 0", &[], help);
+            return None;
+        };
+        match v.as_i64() {
+            Some(n @ (1 | 2)) => Some(n as u8),
+            Some(n) => {
+                self.err(diags::VERSION, format!("descriptor version must be 1 or 2, got {n}"), &path, help);
+                None
+            }
+            None => {
+                self.wrong_type("version", "an integer", v, &path);
+                None
+            }
+        }
+    }
+
+    fn feeds(&mut self, obj: &Map<String, Value>) -> Vec<FeedSpec> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, (v, path)) in self.array(obj, &[], "feeds").into_iter().enumerate() {
+            let Some(f) = v.as_object() else {
+                self.wrong_type(&format!("feeds[{i}]"), "an object", v, &path);
+                continue;
+            };
+            let name = self.string(f, &path, "name", &format!("feeds[{i}].name"));
+            let fpath = self.string(f, &path, "path", &format!("feeds[{i}].path"));
+            let description = self.string(f, &path, "description", &format!("feeds[{i}].description")).map(|(s, _)| s).unwrap_or_default();
+            let ttl = self.get(f, &path, "ttl");
+            let name = match name.filter(|(n, _)| !n.is_empty()) {
+                None => {
+                    self.err(diags::FEED, format!("feeds[{i}]: name is required"), &path, "give the feed a \"name\"");
+                    continue;
+                }
+                Some((n, npath)) => {
+                    if !seen.insert(n.clone()) {
+                        self.err(diags::FEED, format!("feeds[{i}]: duplicate feed name \"{n}\""), &npath, "feed names are unique within a descriptor");
+                        continue;
+                    }
+                    n
+                }
+            };
+            let Some(fpath) = self.http_path(fpath, &format!("feeds[{i}]"), &path, diags::FEED) else { continue };
+            let ttl = match ttl {
+                Some((t, tpath)) => match t.as_i64() {
+                    Some(n) if n > 0 => n as u64,
+                    Some(_) => {
+                        self.err(diags::FEED, format!("feeds[{i}]: ttl must be > 0"), &tpath, "ttl is a whole number of seconds");
+                        continue;
+                    }
+                    None => {
+                        self.wrong_type(&format!("feeds[{i}].ttl"), "an integer number of seconds", t, &tpath);
+                        continue;
+                    }
+                },
+                None => {
+                    self.err(diags::FEED, format!("feeds[{i}]: ttl must be > 0"), &path, "set \"ttl\" in seconds");
+                    continue;
+                }
+            };
+            out.push(FeedSpec { name, path: fpath, ttl, description });
+        }
+        out
+    }
+
+    /// A required HTTP path that starts with `/` (shared by feeds, endpoints and tools).
+    fn http_path(&mut self, p: Option<(String, Vec<Seg>)>, prefix: &str, parent: &[Seg], code: &'static str) -> Option<String> {
+        match p.filter(|(s, _)| !s.is_empty()) {
+            None => {
+                self.err(code, format!("{prefix}: path is required"), parent, "set \"path\" to an absolute HTTP path");
+                None
+            }
+            Some((s, path)) if !s.starts_with('/') => {
+                self.err(code, format!("{prefix}: path \"{s}\" must start with '/'"), &path, format!("write \"/{s}\""));
+                None
+            }
+            Some((s, _)) => Some(s),
+        }
+    }
+
+    fn endpoints(&mut self, obj: &Map<String, Value>) -> Vec<Endpoint> {
+        let mut out = Vec::new();
+        for (i, (v, path)) in self.array(obj, &[], "endpoints").into_iter().enumerate() {
+            let Some(e) = v.as_object() else {
+                self.wrong_type(&format!("endpoints[{i}]"), "an object", v, &path);
+                continue;
+            };
+            let method = self.string(e, &path, "method", &format!("endpoints[{i}].method")).map(|(m, _)| m.to_uppercase()).filter(|m| !m.is_empty());
+            let epath = self.string(e, &path, "path", &format!("endpoints[{i}].path"));
+            let description = self.string(e, &path, "description", &format!("endpoints[{i}].description")).map(|(s, _)| s).unwrap_or_default();
+            let Some(method) = method else {
+                self.err(diags::ENDPOINT, format!("endpoints[{i}]: method is required"), &path, "set \"method\", e.g. \"GET\"");
+                continue;
+            };
+            let Some(epath) = self.http_path(epath, &format!("endpoints[{i}]"), &path, diags::ENDPOINT) else { continue };
+            out.push(Endpoint { method, path: epath, description });
+        }
+        out
+    }
+
+    fn mcp(&mut self, obj: &Map<String, Value>) -> Option<McpEndpoint> {
+        let (m, path) = self.object(obj, &[], "mcp", "mcp")?;
+        if let Some((t, tpath)) = self.string(m, &path, "transport", "mcp.transport") {
+            let t = t.to_lowercase();
+            if !matches!(t.as_str(), "" | "http" | "streamable_http" | "streamable-http") {
+                self.err(diags::MCP, format!("mcp.transport \"{t}\" is unsupported"), &tpath, "clawc compiles the MCP Streamable HTTP transport: use \"streamable_http\"");
+            }
+        }
+        let p = match self.string(m, &path, "path", "mcp.path") {
+            Some((p, _)) if p.is_empty() => "/mcp".to_string(),
+            Some((p, ppath)) if !p.starts_with('/') => {
+                self.err(diags::MCP, format!("mcp.path \"{p}\" must start with '/'"), &ppath, format!("write \"/{p}\""));
+                return None;
+            }
+            Some((p, _)) => p,
+            None => "/mcp".to_string(),
+        };
+        Some(McpEndpoint { path: p })
+    }
+
+    fn tools(&mut self, obj: &Map<String, Value>, has_mcp: bool) -> Vec<Tool> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mcp_declared = has_mcp || field(obj, "mcp").is_some_and(|(_, v)| !v.is_null());
+        for (i, (v, path)) in self.array(obj, &[], "tools").into_iter().enumerate() {
+            let Some(t) = v.as_object() else {
+                self.wrong_type(&format!("tools[{i}]"), "an object", v, &path);
+                continue;
+            };
+            if let Some(tool) = self.tool(i, t, &path, mcp_declared, &mut seen) {
+                out.push(tool);
+            }
+        }
+        out
+    }
+
+    fn tool(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool, seen: &mut HashSet<String>) -> Option<Tool> {
+        let errors_before = self.diags.len();
+        let name = match self.string(t, path, "name", &format!("tools[{i}].name")).filter(|(n, _)| !n.is_empty()) {
+            None => {
+                self.err(diags::TOOL, format!("tools[{i}]: name is required"), path, "give the tool a \"name\"");
+                None
+            }
+            Some((n, npath)) => {
+                if !seen.insert(n.clone()) {
+                    self.err(diags::TOOL, format!("tools[{i}]: duplicate tool name \"{n}\""), &npath, "tool names are unique within a descriptor");
+                }
+                Some(n)
+            }
+        };
+        let description = self.string(t, path, "description", &format!("tools[{i}].description")).map(|(s, _)| s).filter(|s| !s.is_empty());
+        if description.is_none() {
+            self.err(diags::TOOL, format!("tools[{i}]: description is required"), path, "describe what the tool does; the model reads it");
+        }
+        let input_schema = self.input_schema(i, t, path);
+        let http = self.http(i, t, path, mcp);
+        let annotations = self.annotations(i, t, path);
+        if self.diags.len() > errors_before {
+            return None;
+        }
+        Some(Tool { name: name?, description: description?, input_schema: input_schema?, annotations, http })
+    }
+
+    fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
+        let Some((s, spath)) = self.get(t, path, "inputSchema") else {
+            self.err(diags::TOOL, format!("tools[{i}]: inputSchema is required"), path, "add \"inputSchema\": {\"type\": \"object\", \"properties\": {}}");
+            return None;
+        };
+        let Some(obj) = s.as_object() else {
+            self.wrong_type(&format!("tools[{i}].inputSchema"), "an object", s, &spath);
+            return None;
+        };
+        let is_object = obj.get("type").and_then(Value::as_str).is_some_and(|ty| ty.trim().eq_ignore_ascii_case("object"));
+        if !is_object {
+            let tpath = if obj.contains_key("type") { at(&spath, key("type")) } else { spath.clone() };
+            self.err(diags::TOOL, format!("tools[{i}]: inputSchema.type must be \"object\""), &tpath, "tool arguments are a JSON object: set \"type\": \"object\"");
+            return None;
+        }
+        if let Err(problem) = schema::check(s) {
+            let mut ppath = spath.clone();
+            ppath.extend(problem.path);
+            let msg = format!("tools[{i}]: inputSchema is not a valid JSON Schema: {}", problem.message);
+            self.err(diags::INPUT_SCHEMA, msg, &ppath, "fix the schema; it is checked against its draft's meta-schema (2020-12 unless $schema says otherwise)");
+            return None;
+        }
+        Some(s.clone())
+    }
+
+    fn http(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool) -> Option<HttpExec> {
+        let http = self.get(t, path, "http");
+        if mcp {
+            if let Some((_, hpath)) = http {
+                self.err(diags::TOOL, format!("tools[{i}]: http must not be set when descriptor mcp is set"), &hpath, "MCP tools run through the descriptor's mcp endpoint; remove \"http\"");
+            }
+            return None;
+        }
+        let Some((h, hpath)) = http else {
+            self.err(diags::TOOL, format!("tools[{i}]: http is required"), path, "add \"http\": {\"method\": …, \"path\": …}, or declare \"mcp\" on the descriptor");
+            return None;
+        };
+        let Some(h) = h.as_object() else {
+            self.wrong_type(&format!("tools[{i}].http"), "an object", h, &hpath);
+            return None;
+        };
+        let method = self.string(h, &hpath, "method", &format!("tools[{i}].http.method")).map(|(m, p)| (m.to_uppercase(), p));
+        let method = match method {
+            Some((m, _)) if matches!(m.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") => m,
+            Some((m, mpath)) => {
+                self.err(diags::TOOL, format!("tools[{i}]: http.method \"{m}\" is unsupported"), &mpath, "use GET, POST, PUT, PATCH or DELETE");
+                return None;
+            }
+            None => {
+                self.err(diags::TOOL, format!("tools[{i}]: http.method \"\" is unsupported"), &hpath, "set \"method\" to GET, POST, PUT, PATCH or DELETE");
+                return None;
+            }
+        };
+        let p = self.string(h, &hpath, "path", &format!("tools[{i}].http.path"));
+        let p = self.http_path(p, &format!("tools[{i}]: http"), &hpath, diags::TOOL)?;
+        if let Some((b, bpath)) = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")) {
+            let b = b.to_lowercase();
+            if !b.is_empty() && b != "json" {
+                self.err(diags::TOOL, format!("tools[{i}]: http.body \"{b}\" is unsupported"), &bpath, "the only body encoding is \"json\"");
+                return None;
+            }
+        }
+        let body_key = self.string(h, &hpath, "body_key", &format!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
+        if let Some((_, kpath)) = &body_key {
+            if !matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
+                self.err(diags::TOOL, format!("tools[{i}]: http.body_key requires POST, PUT, or PATCH"), kpath, "remove body_key, or use a method with a body");
+                return None;
+            }
+        }
+        Some(HttpExec { method, path: p, body_key: body_key.map(|(k, _)| k) })
+    }
+
+    fn annotations(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
+        let (a, apath) = self.object(t, path, "annotations", &format!("tools[{i}].annotations"))?;
+        let nested = a.get("x-claw").and_then(Value::as_object).and_then(|x| x.get("terminalOnSuccess")).map(|v| (v, vec![key("x-claw"), key("terminalOnSuccess")]));
+        let flat = a.get("x-claw.terminalOnSuccess").map(|v| (v, vec![key("x-claw.terminalOnSuccess")]));
+        for (v, rel) in nested.into_iter().chain(flat) {
+            if !v.is_boolean() {
+                let mut p = apath.clone();
+                p.extend(rel);
+                let msg = format!("tools[{i}]: annotations x-claw.terminalOnSuccess must be a boolean, got {}", type_name(v));
+                self.err(diags::ANNOTATION, msg, &p, "write true or false (unquoted)");
+            }
+        }
+        Some(Value::Object(a.clone()))
+    }
+
+    fn memory(&mut self, obj: &Map<String, Value>) -> Option<Memory> {
+        let (m, path) = self.object(obj, &[], "memory", "memory")?;
+        let mut out = Memory::default();
+        let mut ok = true;
+        for op in ["recall", "retain", "forget"] {
+            let Some((o, opath)) = self.object(m, &path, op, &format!("memory.{op}")) else { continue };
+            let p = self.string(o, &opath, "path", &format!("memory.{op}.path"));
+            match p.filter(|(s, _)| !s.is_empty()) {
+                None => {
+                    self.err(diags::MEMORY, format!("memory.{op}.path is required"), &opath, "set \"path\" to the operation's HTTP path");
+                    ok = false;
+                }
+                Some((s, ppath)) if !s.starts_with('/') => {
+                    self.err(diags::MEMORY, format!("memory.{op}.path \"{s}\" must start with '/'"), &ppath, format!("write \"/{s}\""));
+                    ok = false;
+                }
+                Some((s, _)) => match op {
+                    "recall" => out.recall = Some(s),
+                    "retain" => out.retain = Some(s),
+                    _ => out.forget = Some(s),
+                },
+            }
+        }
+        let declared = |name| field(m, name).is_some_and(|(_, v)| !v.is_null());
+        if !declared("recall") && !declared("retain") {
+            self.err(diags::MEMORY, "memory: at least one of recall or retain must be declared", &path, "declare \"recall\": {\"path\": …} and/or \"retain\"");
+            ok = false;
+        }
+        ok.then_some(out)
+    }
+
+    fn auth(&mut self, obj: &Map<String, Value>) -> Option<Auth> {
+        let (a, path) = self.object(obj, &[], "auth", "auth")?;
+        let (ty, tpath) = self.string(a, &path, "type", "auth.type").unwrap_or_else(|| (String::new(), path.clone()));
+        let ty = ty.to_lowercase();
+        let kind = match ty.as_str() {
+            "bearer" => AuthType::Bearer,
+            "header" => AuthType::Header,
+            "none" => AuthType::None,
+            _ => {
+                self.err(diags::AUTH, format!("auth.type \"{ty}\" is unsupported"), &tpath, "use \"bearer\", \"header\" or \"none\"");
+                return None;
+            }
+        };
+        let env = self.string(a, &path, "env", "auth.env").map(|(s, _)| s).unwrap_or_default();
+        Some(Auth { kind, env })
+    }
+}
+
+/// Byte offset of serde_json's 1-based line and column.
+fn line_col_offset(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    (start + col.saturating_sub(1)).min(text.len())
+}

@@ -1,0 +1,220 @@
+//! Where a service's descriptor bytes come from. Each place is a [`DescriptorSource`];
+//! [`Sources::standard`] chains them in Clawdapus' order (the first that has one wins):
+//! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the build
+//! context. Image sources slot in before the build context.
+//!
+//! This is the I/O edge of the describe pass: sources return text and its origin, and
+//! [`crate::describe::decode`] turns the text into a descriptor without touching disk.
+
+pub mod diags;
+pub mod dockerfile;
+pub mod fs;
+
+use crate::diag::Diagnostic;
+use crate::pod::{Role, Service};
+use fs::ReadError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where a descriptor was found: recorded in the report (and later the lock).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OriginKind {
+    CommandLine,
+    DescribeFile,
+    Discovered,
+    BuildContext,
+}
+
+/// A descriptor's text and where it came from.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub kind: OriginKind,
+    /// Pod-relative, `/`-separated path of the file.
+    pub name: String,
+    pub text: String,
+    /// Directory a descriptor `skill` path is resolved in (and confined to).
+    pub skill_root: PathBuf,
+    /// Warnings about this source (a stale discovery snapshot).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// One service to describe.
+pub struct Request<'a> {
+    pub pod_dir: &'a Path,
+    pub service: &'a Service,
+}
+
+pub type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
+
+pub trait DescriptorSource {
+    /// The descriptor of `req.service`, `None` when this source has none for it.
+    fn describe(&self, req: &Request) -> SourceResult;
+}
+
+/// The ordered chain of sources.
+pub struct Sources(Vec<Box<dyn DescriptorSource>>);
+
+impl Sources {
+    /// Clawdapus' order, with `--descriptor SERVICE=PATH` overrides first.
+    pub fn standard(overrides: BTreeMap<String, PathBuf>) -> Self {
+        Sources(vec![Box::new(CommandLine(overrides)), Box::new(DescribeFile), Box::new(Discovered), Box::new(BuildContext)])
+    }
+
+    pub fn describe(&self, req: &Request) -> SourceResult {
+        for source in &self.0 {
+            if let Some(found) = source.describe(req)? {
+                return Ok(Some(found));
+            }
+        }
+        if req.service.claw.as_ref().is_some_and(|c| c.role == Role::McpStdio) {
+            let s = &req.service.name;
+            let d = Diagnostic::error(diags::NO_SIDECAR_DESCRIPTOR, format!("service \"{s}\": stdio MCP sidecar has no descriptor snapshot; run 'claw discover {s}' or set x-claw.describe-file"))
+                .at(req.service.loc)
+                .help(format!("run `claw discover {s}` to write .claw-discovered/{s}.claw-describe.json, or point x-claw.describe-file at a descriptor"));
+            return Err(vec![d]);
+        }
+        Ok(None)
+    }
+}
+
+/// Reads a descriptor file that must exist.
+fn read_required(pod_dir: &Path, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
+    let name = fs::relative_name(pod_dir, path);
+    match fs::read_text(path, &name) {
+        Ok(text) => Ok(Some(Loaded { kind, name, text, skill_root: path.parent().unwrap_or(pod_dir).to_path_buf(), warnings: Vec::new() })),
+        Err(ReadError::Missing) => {
+            let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist")).at_opt(loc).help("check the path; it is relative to the pod file's directory");
+            Err(vec![d])
+        }
+        Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at_opt(loc)]),
+    }
+}
+
+/// Skills of build services resolve in the build context, others beside the descriptor.
+fn with_build_root(mut loaded: Loaded, req: &Request) -> Loaded {
+    if let Some(b) = &req.service.build {
+        loaded.skill_root = fs::normalize(&req.pod_dir.join(&b.context));
+    }
+    loaded
+}
+
+struct CommandLine(BTreeMap<String, PathBuf>);
+
+impl DescriptorSource for CommandLine {
+    fn describe(&self, req: &Request) -> SourceResult {
+        let Some(path) = self.0.get(&req.service.name) else { return Ok(None) };
+        Ok(read_required(req.pod_dir, path, OriginKind::CommandLine, "--descriptor file", None)?.map(|l| with_build_root(l, req)))
+    }
+}
+
+struct DescribeFile;
+
+impl DescriptorSource for DescribeFile {
+    fn describe(&self, req: &Request) -> SourceResult {
+        let Some(file) = req.service.claw.as_ref().and_then(|c| c.describe_file.as_ref()) else { return Ok(None) };
+        let path = fs::normalize(&req.pod_dir.join(&file.value));
+        Ok(read_required(req.pod_dir, &path, OriginKind::DescribeFile, "describe-file", Some(file.loc))?.map(|l| with_build_root(l, req)))
+    }
+}
+
+struct Discovered;
+
+/// `.claw-discovered/<name>` sanitising: `/ \ :` → `-`; empty, `.` or `..` → `service`.
+fn sanitize(name: &str) -> String {
+    let s: String = name.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
+    if matches!(s.as_str(), "" | "." | "..") { "service".to_string() } else { s }
+}
+
+impl DescriptorSource for Discovered {
+    fn describe(&self, req: &Request) -> SourceResult {
+        let svc = req.service;
+        let sidecar = svc.claw.as_ref().and_then(|c| c.stdio.as_ref().filter(|_| c.role == Role::McpStdio));
+        if sidecar.is_none() && svc.build.is_none() {
+            return Ok(None);
+        }
+        let path = req.pod_dir.join(".claw-discovered").join(format!("{}.claw-describe.json", sanitize(&svc.name)));
+        let name = fs::relative_name(req.pod_dir, &path);
+        let text = match fs::read_text(&path, &name) {
+            Ok(t) => t,
+            Err(ReadError::Missing) => return Ok(None),
+            Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d]),
+        };
+        let discovery = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("x-claw-discovery").cloned());
+        let field = |k: &str| discovery.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::trim).unwrap_or_default().to_string();
+        let mut warnings = Vec::new();
+        if let Some(cmd) = sidecar {
+            let args: Vec<String> = discovery.as_ref().and_then(|d| d.get("args")).and_then(|a| a.as_array()).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default();
+            if discovery.is_some() && (field("command") != cmd.command || args != cmd.args) {
+                let s = &svc.name;
+                warnings.push(
+                    Diagnostic::warning(diags::STALE_SNAPSHOT, format!("service \"{s}\" discovered descriptor is stale; run 'claw discover {s}' to refresh .claw-discovered"))
+                        .at(svc.loc)
+                        .help("the snapshot records another mcp-stdio command or args than the pod declares"),
+                );
+            }
+        } else {
+            // A build service uses only a runtime-descriptor snapshot of its own image.
+            let image = svc.image.as_ref().map(|i| i.value.as_str()).unwrap_or_default();
+            if field("command") != "runtime-descriptor" || field("wrapper_image") != image {
+                return Ok(None);
+            }
+        }
+        let skill_root = req.pod_dir.join(".claw-discovered");
+        Ok(Some(with_build_root(Loaded { kind: OriginKind::Discovered, name, text, skill_root, warnings }, req)))
+    }
+}
+
+struct BuildContext;
+
+impl DescriptorSource for BuildContext {
+    fn describe(&self, req: &Request) -> SourceResult {
+        let Some(build) = &req.service.build else { return Ok(None) };
+        let context = fs::normalize(&req.pod_dir.join(&build.context));
+        let dockerfiles: Vec<PathBuf> = match &build.dockerfile {
+            Some(d) => vec![context.join(d)],
+            None => vec![context.join("Clawfile"), context.join("Dockerfile")],
+        };
+        let mut label = None;
+        for df in dockerfiles {
+            let name = fs::relative_name(req.pod_dir, &df);
+            match fs::read_text(&df, &name) {
+                Ok(text) => {
+                    label = dockerfile::labels(&text).remove("claw.describe").map(|l| (l, name));
+                    break;
+                }
+                Err(ReadError::Missing) => continue,
+                Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d.at(build.loc)]),
+            }
+        }
+        let path = match &label {
+            Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
+                vec![Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": LABEL claw.describe in `{dockerfile}`: {why}", req.service.name))
+                    .at(build.loc)
+                    .help("a label path names a file inside the build context, e.g. /service.claw-describe.json")]
+            })?,
+            None => context.join(".claw-describe.json"),
+        };
+        let name = fs::relative_name(req.pod_dir, &path);
+        match fs::read_text(&path, &name) {
+            Ok(text) => Ok(Some(Loaded { kind: OriginKind::BuildContext, name, text, skill_root: context, warnings: Vec::new() })),
+            Err(ReadError::Missing) => Ok(None),
+            Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
+        }
+    }
+}
+
+/// Reads a descriptor's `skill` file, confined to the loaded descriptor's skill root.
+pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path) -> Result<(String, String), Diagnostic> {
+    let path = fs::contained(&loaded.skill_root, skill).map_err(|why| {
+        Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}")).help("a descriptor's skill names a file inside the service's build context")
+    })?;
+    let name = fs::relative_name(pod_dir, &path);
+    match fs::read_text(&path, &name) {
+        Ok(text) => Ok((name, text)),
+        Err(ReadError::Missing) => Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{skill}\" was not found in the build context"))
+            .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor"))),
+        Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),
+    }
+}
