@@ -89,6 +89,11 @@ impl Diagnostics {
         self.0.iter().filter(|d| !d.is_error())
     }
 
+    /// A sorted copy (see [`Diagnostics::sorted`]).
+    pub fn sorted_clone(&self, sources: &SourceMap) -> Self {
+        self.clone().sorted(sources)
+    }
+
     /// Sorted by file name, position, code and message; duplicates removed. Diagnostics
     /// without a location come last. This order is part of the output contract.
     pub fn sorted(mut self, sources: &SourceMap) -> Self {
@@ -144,21 +149,14 @@ impl Diagnostic {
             src = Some(miette::NamedSource::new(file.name.clone(), file.text.to_string()));
             if loc.span != Span::FILE || !file.text.is_empty() {
                 let text = self.label.clone().unwrap_or_else(|| "here".to_string());
-                labels.push(miette::LabeledSpan::new(
-                    Some(text),
-                    loc.span.start,
-                    loc.span.end - loc.span.start,
-                ));
+                labels.push(miette::LabeledSpan::new(Some(text), loc.span.start, loc.span.end - loc.span.start));
             }
         }
         let severity = match self.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         };
-        let mut diag = miette::MietteDiagnostic::new(self.message.clone())
-            .with_code(self.code)
-            .with_severity(severity)
-            .with_labels(labels);
+        let mut diag = miette::MietteDiagnostic::new(self.message.clone()).with_code(self.code).with_severity(severity).with_labels(labels);
         if let Some(help) = &self.help {
             diag = diag.with_help(help.clone());
         }

@@ -35,7 +35,10 @@ pub struct Node {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
     /// Source text, and whether it was plain (unquoted) and untagged as a string.
-    Scalar { text: String, plain: bool },
+    Scalar {
+        text: String,
+        plain: bool,
+    },
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -191,7 +194,12 @@ impl<'a> Builder<'a> {
                 Event::DocumentStart(_) => {
                     documents += 1;
                     if documents > 1 {
-                        return self.fail(codes::MULTIPLE_DOCUMENTS, "the file holds more than one YAML document", loc, "a pod file is a single Compose document; remove the extra `---`");
+                        return self.fail(
+                            codes::MULTIPLE_DOCUMENTS,
+                            "the file holds more than one YAML document",
+                            loc,
+                            "a pod file is a single Compose document; remove the extra `---`",
+                        );
                     }
                 }
                 Event::Scalar(value, style, anchor, tag) => {
@@ -202,11 +210,21 @@ impl<'a> Builder<'a> {
                 }
                 Event::Alias(id) => {
                     let Some(node) = self.anchors.get(&id) else {
-                        return self.fail(codes::SYNTAX, "alias refers to an unknown anchor", loc, "define the anchor (`&name`) before using it");
+                        return self.fail(
+                            codes::SYNTAX,
+                            "alias refers to an unknown anchor",
+                            loc,
+                            "define the anchor (`&name`) before using it",
+                        );
                     };
                     let count = node.count();
                     if self.nodes + count > MAX_NODES {
-                        return self.fail(codes::ALIAS_BUDGET, format!("aliases expand to more than {MAX_NODES} nodes"), loc, "this looks like an alias bomb; expand fewer aliases");
+                        return self.fail(
+                            codes::ALIAS_BUDGET,
+                            format!("aliases expand to more than {MAX_NODES} nodes"),
+                            loc,
+                            "this looks like an alias bomb; expand fewer aliases",
+                        );
                     }
                     let mut node = node.clone();
                     node.loc = loc;
@@ -235,7 +253,12 @@ impl<'a> Builder<'a> {
     fn push(&mut self, frame: Frame, loc: Loc) -> Result<(), Vec<Diagnostic>> {
         if self.stack.len() >= MAX_DEPTH {
             return self
-                .fail(codes::TOO_DEEP, format!("nesting deeper than {MAX_DEPTH} levels"), loc, "a pod file never needs this depth; flatten the structure")
+                .fail(
+                    codes::TOO_DEEP,
+                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                    loc,
+                    "a pod file never needs this depth; flatten the structure",
+                )
                 .map(|_| ());
         }
         self.stack.push(frame);
@@ -270,7 +293,16 @@ impl<'a> Builder<'a> {
             let sources: Vec<Node> = match v.kind {
                 Kind::Map(_) => vec![v],
                 Kind::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => items,
-                _ => return self.fail(codes::BAD_MERGE, "a merge key `<<` needs a mapping or a list of mappings", v.loc, "merge an anchored mapping: `<<: *defaults`").map(|_| Vec::new()),
+                _ => {
+                    return self
+                        .fail(
+                            codes::BAD_MERGE,
+                            "a merge key `<<` needs a mapping or a list of mappings",
+                            v.loc,
+                            "merge an anchored mapping: `<<: *defaults`",
+                        )
+                        .map(|_| Vec::new());
+                }
             };
             for src in sources {
                 if let Kind::Map(es) = src.kind {
@@ -298,7 +330,9 @@ impl<'a> Builder<'a> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             let loc = node.loc;
-            return self.fail(codes::ALIAS_BUDGET, format!("document has more than {MAX_NODES} nodes"), loc, "split or shrink the file").map(|_| ());
+            return self
+                .fail(codes::ALIAS_BUDGET, format!("document has more than {MAX_NODES} nodes"), loc, "split or shrink the file")
+                .map(|_| ());
         }
         if anchor != 0 {
             self.anchors.insert(anchor, node.clone());

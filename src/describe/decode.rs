@@ -87,7 +87,13 @@ impl Dec<'_> {
         }
     }
 
-    fn object<'v>(&mut self, obj: &'v Map<String, Value>, base: &[Seg], name: &str, what: &str) -> Option<(&'v Map<String, Value>, Vec<Seg>)> {
+    fn object<'v>(
+        &mut self,
+        obj: &'v Map<String, Value>,
+        base: &[Seg],
+        name: &str,
+        what: &str,
+    ) -> Option<(&'v Map<String, Value>, Vec<Seg>)> {
         let (v, path) = self.get(obj, base, name)?;
         match v.as_object() {
             Some(o) => Some((o, path)),
@@ -116,7 +122,8 @@ impl Dec<'_> {
                 let offset = line_col_offset(&self.src.text, e.line(), e.column());
                 let loc = Loc { file: self.file, span: self.src.span(offset, offset) };
                 let msg = format!("invalid descriptor JSON: {e}");
-                self.diags.push(Diagnostic::error(diags::INVALID_JSON, msg).at(loc).help("a descriptor is one JSON object; fix the syntax here"));
+                self.diags
+                    .push(Diagnostic::error(diags::INVALID_JSON, msg).at(loc).help("a descriptor is one JSON object; fix the syntax here"));
                 return None;
             }
         };
@@ -183,7 +190,12 @@ impl Dec<'_> {
                 }
                 Some((n, npath)) => {
                     if !seen.insert(n.clone()) {
-                        self.err(diags::FEED, format!("feeds[{i}]: duplicate feed name \"{n}\""), &npath, "feed names are unique within a descriptor");
+                        self.err(
+                            diags::FEED,
+                            format!("feeds[{i}]: duplicate feed name \"{n}\""),
+                            &npath,
+                            "feed names are unique within a descriptor",
+                        );
                         continue;
                     }
                     n
@@ -234,9 +246,11 @@ impl Dec<'_> {
                 self.wrong_type(&format!("endpoints[{i}]"), "an object", v, &path);
                 continue;
             };
-            let method = self.string(e, &path, "method", &format!("endpoints[{i}].method")).map(|(m, _)| m.to_uppercase()).filter(|m| !m.is_empty());
+            let method =
+                self.string(e, &path, "method", &format!("endpoints[{i}].method")).map(|(m, _)| m.to_uppercase()).filter(|m| !m.is_empty());
             let epath = self.string(e, &path, "path", &format!("endpoints[{i}].path"));
-            let description = self.string(e, &path, "description", &format!("endpoints[{i}].description")).map(|(s, _)| s).unwrap_or_default();
+            let description =
+                self.string(e, &path, "description", &format!("endpoints[{i}].description")).map(|(s, _)| s).unwrap_or_default();
             let Some(method) = method else {
                 self.err(diags::ENDPOINT, format!("endpoints[{i}]: method is required"), &path, "set \"method\", e.g. \"GET\"");
                 continue;
@@ -252,7 +266,12 @@ impl Dec<'_> {
         if let Some((t, tpath)) = self.string(m, &path, "transport", "mcp.transport") {
             let t = t.to_lowercase();
             if !matches!(t.as_str(), "" | "http" | "streamable_http" | "streamable-http") {
-                self.err(diags::MCP, format!("mcp.transport \"{t}\" is unsupported"), &tpath, "clawc compiles the MCP Streamable HTTP transport: use \"streamable_http\"");
+                self.err(
+                    diags::MCP,
+                    format!("mcp.transport \"{t}\" is unsupported"),
+                    &tpath,
+                    "clawc compiles the MCP Streamable HTTP transport: use \"streamable_http\"",
+                );
             }
         }
         let p = match self.string(m, &path, "path", "mcp.path") {
@@ -292,7 +311,12 @@ impl Dec<'_> {
             }
             Some((n, npath)) => {
                 if !seen.insert(n.clone()) {
-                    self.err(diags::TOOL, format!("tools[{i}]: duplicate tool name \"{n}\""), &npath, "tool names are unique within a descriptor");
+                    self.err(
+                        diags::TOOL,
+                        format!("tools[{i}]: duplicate tool name \"{n}\""),
+                        &npath,
+                        "tool names are unique within a descriptor",
+                    );
                 }
                 Some(n)
             }
@@ -312,7 +336,12 @@ impl Dec<'_> {
 
     fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
         let Some((s, spath)) = self.get(t, path, "inputSchema") else {
-            self.err(diags::TOOL, format!("tools[{i}]: inputSchema is required"), path, "add \"inputSchema\": {\"type\": \"object\", \"properties\": {}}");
+            self.err(
+                diags::TOOL,
+                format!("tools[{i}]: inputSchema is required"),
+                path,
+                "add \"inputSchema\": {\"type\": \"object\", \"properties\": {}}",
+            );
             return None;
         };
         let Some(obj) = s.as_object() else {
@@ -322,14 +351,24 @@ impl Dec<'_> {
         let is_object = obj.get("type").and_then(Value::as_str).is_some_and(|ty| ty.trim().eq_ignore_ascii_case("object"));
         if !is_object {
             let tpath = if obj.contains_key("type") { at(&spath, key("type")) } else { spath.clone() };
-            self.err(diags::TOOL, format!("tools[{i}]: inputSchema.type must be \"object\""), &tpath, "tool arguments are a JSON object: set \"type\": \"object\"");
+            self.err(
+                diags::TOOL,
+                format!("tools[{i}]: inputSchema.type must be \"object\""),
+                &tpath,
+                "tool arguments are a JSON object: set \"type\": \"object\"",
+            );
             return None;
         }
         if let Err(problem) = schema::check(s) {
             let mut ppath = spath.clone();
             ppath.extend(problem.path);
             let msg = format!("tools[{i}]: inputSchema is not a valid JSON Schema: {}", problem.message);
-            self.err(diags::INPUT_SCHEMA, msg, &ppath, "fix the schema; it is checked against its draft's meta-schema (2020-12 unless $schema says otherwise)");
+            self.err(
+                diags::INPUT_SCHEMA,
+                msg,
+                &ppath,
+                "fix the schema; it is checked against its draft's meta-schema (2020-12 unless $schema says otherwise)",
+            );
             return None;
         }
         Some(s.clone())
@@ -339,12 +378,22 @@ impl Dec<'_> {
         let http = self.get(t, path, "http");
         if mcp {
             if let Some((_, hpath)) = http {
-                self.err(diags::TOOL, format!("tools[{i}]: http must not be set when descriptor mcp is set"), &hpath, "MCP tools run through the descriptor's mcp endpoint; remove \"http\"");
+                self.err(
+                    diags::TOOL,
+                    format!("tools[{i}]: http must not be set when descriptor mcp is set"),
+                    &hpath,
+                    "MCP tools run through the descriptor's mcp endpoint; remove \"http\"",
+                );
             }
             return None;
         }
         let Some((h, hpath)) = http else {
-            self.err(diags::TOOL, format!("tools[{i}]: http is required"), path, "add \"http\": {\"method\": …, \"path\": …}, or declare \"mcp\" on the descriptor");
+            self.err(
+                diags::TOOL,
+                format!("tools[{i}]: http is required"),
+                path,
+                "add \"http\": {\"method\": …, \"path\": …}, or declare \"mcp\" on the descriptor",
+            );
             return None;
         };
         let Some(h) = h.as_object() else {
@@ -355,11 +404,21 @@ impl Dec<'_> {
         let method = match method {
             Some((m, _)) if matches!(m.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") => m,
             Some((m, mpath)) => {
-                self.err(diags::TOOL, format!("tools[{i}]: http.method \"{m}\" is unsupported"), &mpath, "use GET, POST, PUT, PATCH or DELETE");
+                self.err(
+                    diags::TOOL,
+                    format!("tools[{i}]: http.method \"{m}\" is unsupported"),
+                    &mpath,
+                    "use GET, POST, PUT, PATCH or DELETE",
+                );
                 return None;
             }
             None => {
-                self.err(diags::TOOL, format!("tools[{i}]: http.method \"\" is unsupported"), &hpath, "set \"method\" to GET, POST, PUT, PATCH or DELETE");
+                self.err(
+                    diags::TOOL,
+                    format!("tools[{i}]: http.method \"\" is unsupported"),
+                    &hpath,
+                    "set \"method\" to GET, POST, PUT, PATCH or DELETE",
+                );
                 return None;
             }
         };
@@ -368,14 +427,24 @@ impl Dec<'_> {
         if let Some((b, bpath)) = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")) {
             let b = b.to_lowercase();
             if !b.is_empty() && b != "json" {
-                self.err(diags::TOOL, format!("tools[{i}]: http.body \"{b}\" is unsupported"), &bpath, "the only body encoding is \"json\"");
+                self.err(
+                    diags::TOOL,
+                    format!("tools[{i}]: http.body \"{b}\" is unsupported"),
+                    &bpath,
+                    "the only body encoding is \"json\"",
+                );
                 return None;
             }
         }
         let body_key = self.string(h, &hpath, "body_key", &format!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
         if let Some((_, kpath)) = &body_key {
             if !matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
-                self.err(diags::TOOL, format!("tools[{i}]: http.body_key requires POST, PUT, or PATCH"), kpath, "remove body_key, or use a method with a body");
+                self.err(
+                    diags::TOOL,
+                    format!("tools[{i}]: http.body_key requires POST, PUT, or PATCH"),
+                    kpath,
+                    "remove body_key, or use a method with a body",
+                );
                 return None;
             }
         }
@@ -384,7 +453,11 @@ impl Dec<'_> {
 
     fn annotations(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
         let (a, apath) = self.object(t, path, "annotations", &format!("tools[{i}].annotations"))?;
-        let nested = a.get("x-claw").and_then(Value::as_object).and_then(|x| x.get("terminalOnSuccess")).map(|v| (v, vec![key("x-claw"), key("terminalOnSuccess")]));
+        let nested = a
+            .get("x-claw")
+            .and_then(Value::as_object)
+            .and_then(|x| x.get("terminalOnSuccess"))
+            .map(|v| (v, vec![key("x-claw"), key("terminalOnSuccess")]));
         let flat = a.get("x-claw.terminalOnSuccess").map(|v| (v, vec![key("x-claw.terminalOnSuccess")]));
         for (v, rel) in nested.into_iter().chain(flat) {
             if !v.is_boolean() {
@@ -422,7 +495,12 @@ impl Dec<'_> {
         }
         let declared = |name| field(m, name).is_some_and(|(_, v)| !v.is_null());
         if !declared("recall") && !declared("retain") {
-            self.err(diags::MEMORY, "memory: at least one of recall or retain must be declared", &path, "declare \"recall\": {\"path\": …} and/or \"retain\"");
+            self.err(
+                diags::MEMORY,
+                "memory: at least one of recall or retain must be declared",
+                &path,
+                "declare \"recall\": {\"path\": …} and/or \"retain\"",
+            );
             ok = false;
         }
         ok.then_some(out)

@@ -23,7 +23,9 @@ pub fn check(schema: &Value) -> Result<(), SchemaProblem> {
     if let Some(s) = schema.get("$schema") {
         let known = s.as_str().is_some_and(|uri| {
             let uri = uri.trim_end_matches('#');
-            KNOWN_DRAFTS.iter().any(|d| *d == uri || d.replacen("https://", "http://", 1) == uri || d.replacen("http://", "https://", 1) == uri)
+            KNOWN_DRAFTS
+                .iter()
+                .any(|d| *d == uri || d.replacen("https://", "http://", 1) == uri || d.replacen("http://", "https://", 1) == uri)
         });
         if !known {
             return Err(SchemaProblem {

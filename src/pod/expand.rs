@@ -27,10 +27,13 @@ pub(super) fn expand_list<T: Clone>(
     };
     let spreads: Vec<Loc> = own.iter().filter_map(|i| if let Item::Spread(l) = i { Some(*l) } else { None }).collect();
     if let Some(second) = spreads.get(1) {
-        return Err(Diagnostic::error(diags::DOUBLE_SPREAD, format!("service \"{service}\": {key}: spread token \"...\" may appear at most once"))
-            .at(*second)
-            .label("second spread")
-            .help("keep one `...` where the pod defaults should be spliced in"));
+        return Err(Diagnostic::error(
+            diags::DOUBLE_SPREAD,
+            format!("service \"{service}\": {key}: spread token \"...\" may appear at most once"),
+        )
+        .at(*second)
+        .label("second spread")
+        .help("keep one `...` where the pod defaults should be spliced in"));
     }
     if let Some(spread) = spreads.first() {
         if defaults.is_none_or(<[T]>::is_empty) {

@@ -86,11 +86,7 @@ pub struct StdioCommand {
 impl Claw {
     /// Agent ids: the service name, or `<svc>-0 … <svc>-(N-1)` when `count > 1`.
     pub fn agent_ids(&self, service: &str) -> Vec<String> {
-        if self.count <= 1 {
-            vec![service.to_string()]
-        } else {
-            (0..self.count).map(|i| format!("{service}-{i}")).collect()
-        }
+        if self.count <= 1 { vec![service.to_string()] } else { (0..self.count).map(|i| format!("{service}-{i}")).collect() }
     }
 }
 

@@ -5,7 +5,8 @@ use super::env::Env;
 use super::expand::{Item, expand_list, expand_object};
 use super::interp;
 use super::{
-    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, StdioCommand, Surface, ToolPolicy, diags, ports,
+    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, StdioCommand, Surface, ToolPolicy,
+    diags, ports,
 };
 use crate::diag::{Diagnostic, suggest};
 use crate::sourcemap::{FileId, Loc};
@@ -15,13 +16,47 @@ use std::collections::BTreeMap;
 /// Service-level x-claw keys in any Clawdapus grammar. Those clawc does not use are
 /// accepted and ignored (they belong to `claw up`).
 const SERVICE_KEYS: &[&str] = &[
-    "agent", "persona", "describe-file", "cllama", "cllama-env", "models", "count", "handles", "surfaces", "feeds", "tools",
-    "tool-policy", "budget", "memory", "include", "skills", "invoke", "context", "claw-api", "mcp-stdio", "hermes",
+    "agent",
+    "persona",
+    "describe-file",
+    "cllama",
+    "cllama-env",
+    "models",
+    "count",
+    "handles",
+    "surfaces",
+    "feeds",
+    "tools",
+    "tool-policy",
+    "budget",
+    "memory",
+    "include",
+    "skills",
+    "invoke",
+    "context",
+    "claw-api",
+    "mcp-stdio",
+    "hermes",
 ];
 const POD_KEYS: &[&str] = &[
-    "pod", "master", "sequential-conformance", "handles-defaults", "cllama-defaults", "models-defaults", "surfaces-defaults",
-    "feeds-defaults", "tools-defaults", "skills-defaults", "tool-policy-defaults", "budget-defaults", "memory-defaults", "context",
-    "channel-memory", "principals", "alert-webhooks", "alert-mentions",
+    "pod",
+    "master",
+    "sequential-conformance",
+    "handles-defaults",
+    "cllama-defaults",
+    "models-defaults",
+    "surfaces-defaults",
+    "feeds-defaults",
+    "tools-defaults",
+    "skills-defaults",
+    "tool-policy-defaults",
+    "budget-defaults",
+    "memory-defaults",
+    "context",
+    "channel-memory",
+    "principals",
+    "alert-webhooks",
+    "alert-mentions",
 ];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
 
@@ -57,7 +92,12 @@ impl Cx<'_> {
 
     fn wrong_type(&mut self, what: &str, want: &str, node: &Node) {
         let msg = format!("{what} must be {want}, got {}", node.kind_name());
-        self.diags.push(Diagnostic::error(diags::WRONG_TYPE, msg).at(node.loc).label(format!("expected {want}")).help(format!("write {what} as {want}")));
+        self.diags.push(
+            Diagnostic::error(diags::WRONG_TYPE, msg)
+                .at(node.loc)
+                .label(format!("expected {want}"))
+                .help(format!("write {what} as {want}")),
+        );
     }
 
     fn map<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [(Node, Node)]> {
@@ -93,9 +133,13 @@ impl Cx<'_> {
             Ok(value) => Some(Spanned { value, loc: s.loc }),
             Err(e) => {
                 let help = match &e {
-                    interp::InterpError::Unresolved(v) => format!("set {v} in the pod's .env file or the environment, or give a default: ${{{v}:-value}}"),
+                    interp::InterpError::Unresolved(v) => {
+                        format!("set {v} in the pod's .env file or the environment, or give a default: ${{{v}:-value}}")
+                    }
                     interp::InterpError::Required(_) => "set the variable in the pod's .env file or the environment".to_string(),
-                    interp::InterpError::Malformed(_) => "placeholders look like ${NAME}, ${NAME:-default}, ${NAME:?message} or ${NAME:+alt}".to_string(),
+                    interp::InterpError::Malformed(_) => {
+                        "placeholders look like ${NAME}, ${NAME:-default}, ${NAME:?message} or ${NAME:+alt}".to_string()
+                    }
                 };
                 self.error(diags::PLACEHOLDER, format!("{what}: {e}"), s.loc, help);
                 None
@@ -124,18 +168,33 @@ impl Cx<'_> {
                 continue;
             }
             let help = suggest(key, known.iter().copied(), format!("known keys: {}", known.join(", ")));
-            self.diags.push(Diagnostic::warning(diags::UNKNOWN_KEY, format!("unknown {whose} x-claw key `{key}`")).at(k.loc).label("not in any Clawdapus grammar").help(help));
+            self.diags.push(
+                Diagnostic::warning(diags::UNKNOWN_KEY, format!("unknown {whose} x-claw key `{key}`"))
+                    .at(k.loc)
+                    .label("not in any Clawdapus grammar")
+                    .help(help),
+            );
         }
     }
 
     fn pod(&mut self, root: &Node) -> Option<Pod> {
         let Some(top) = root.as_map() else {
-            self.error(diags::NOT_A_POD, format!("a pod file must be a mapping, got {}", root.kind_name()), root.loc, "a pod is a Compose file with a top-level `services:` mapping");
+            self.error(
+                diags::NOT_A_POD,
+                format!("a pod file must be a mapping, got {}", root.kind_name()),
+                root.loc,
+                "a pod is a Compose file with a top-level `services:` mapping",
+            );
             return None;
         };
         let _ = top;
         let Some(services_node) = root.get("services") else {
-            self.error(diags::NOT_A_POD, "the pod file has no `services:`", root.loc, "a pod is a Compose file with a top-level `services:` mapping");
+            self.error(
+                diags::NOT_A_POD,
+                "the pod file has no `services:`",
+                root.loc,
+                "a pod is a Compose file with a top-level `services:` mapping",
+            );
             return None;
         };
         let services_map = self.map(services_node, "services")?;
@@ -176,9 +235,12 @@ impl Cx<'_> {
                 }
             } else if !c.is_null() {
                 self.diags.push(
-                    Diagnostic::warning(diags::IGNORED, format!("cllama-defaults is {}; only a mapping is honoured, so it is ignored", c.kind_name()))
-                        .at(c.loc)
-                        .help("write `cllama-defaults: {proxy: [passthrough]}`"),
+                    Diagnostic::warning(
+                        diags::IGNORED,
+                        format!("cllama-defaults is {}; only a mapping is honoured, so it is ignored", c.kind_name()),
+                    )
+                    .at(c.loc)
+                    .help("write `cllama-defaults: {proxy: [passthrough]}`"),
                 );
             }
         }
@@ -192,7 +254,12 @@ impl Cx<'_> {
         for item in items {
             match item {
                 Item::Value(v) => out.push(v),
-                Item::Spread(loc) => self.error(diags::INVALID_VALUE, format!("{key}: spread token \"...\" cannot be used in pod defaults"), loc, "remove the `...`"),
+                Item::Spread(loc) => self.error(
+                    diags::INVALID_VALUE,
+                    format!("{key}: spread token \"...\" cannot be used in pod defaults"),
+                    loc,
+                    "remove the `...`",
+                ),
             }
         }
         Some(out)
@@ -287,7 +354,10 @@ impl Cx<'_> {
         };
         let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
         let stdio = mcp_stdio.and_then(|m| self.mcp_stdio(service, m, x, count));
-        let describe_file = x.get("describe-file").and_then(|n| self.string(n, "describe-file")).map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
+        let describe_file = x
+            .get("describe-file")
+            .and_then(|n| self.string(n, "describe-file"))
+            .map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         // Sidecars inherit nothing from the pod defaults.
         let none = Defaults::default();
         let d = if role == Role::McpStdio { &none } else { d };
@@ -311,7 +381,14 @@ impl Cx<'_> {
         Some(Claw { loc: x.loc, role, describe_file, cllama, count, surfaces, feeds, tools, skills, tool_policy, memory, stdio })
     }
 
-    fn expanded<T: Clone>(&mut self, key: &str, service: &str, own: Option<Vec<Item<T>>>, defaults: Option<&[T]>, inherit: impl Fn(T, Option<Loc>) -> T) -> Vec<T> {
+    fn expanded<T: Clone>(
+        &mut self,
+        key: &str,
+        service: &str,
+        own: Option<Vec<Item<T>>>,
+        defaults: Option<&[T]>,
+        inherit: impl Fn(T, Option<Loc>) -> T,
+    ) -> Vec<T> {
         expand_list(key, service, own, defaults, inherit).unwrap_or_else(|d| {
             self.diags.push(d);
             Vec::new()
@@ -320,9 +397,18 @@ impl Cx<'_> {
 
     fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) -> Option<StdioCommand> {
         self.map(m, "mcp-stdio")?;
-        let command = m.get("command").and_then(|c| self.interp(c, "mcp-stdio.command")).map(|c| c.value.trim().to_string()).filter(|c| !c.is_empty());
+        let command = m
+            .get("command")
+            .and_then(|c| self.interp(c, "mcp-stdio.command"))
+            .map(|c| c.value.trim().to_string())
+            .filter(|c| !c.is_empty());
         if command.is_none() {
-            self.error(diags::REQUIRED, format!("service \"{service}\": mcp-stdio command is required"), m.loc, "set `mcp-stdio.command` to the MCP server command");
+            self.error(
+                diags::REQUIRED,
+                format!("service \"{service}\": mcp-stdio command is required"),
+                m.loc,
+                "set `mcp-stdio.command` to the MCP server command",
+            );
         }
         let mut args = Vec::new();
         if let Some(list) = m.get("args").and_then(|a| self.list(a, "mcp-stdio.args")) {
@@ -331,12 +417,22 @@ impl Cx<'_> {
         for (key, what) in [("agent", "agent"), ("cllama", "cllama")] {
             if let Some(k) = x.key_node(key) {
                 let msg = format!("service \"{service}\": mcp-stdio cannot be combined with {what}");
-                self.error(diags::MCP_STDIO_CONFLICT, msg, k.loc, "an mcp-stdio sidecar is a tool server, not an agent; move the agent to its own service");
+                self.error(
+                    diags::MCP_STDIO_CONFLICT,
+                    msg,
+                    k.loc,
+                    "an mcp-stdio sidecar is a tool server, not an agent; move the agent to its own service",
+                );
             }
         }
         if count > 1 {
             let loc = x.key_node("count").map_or(m.loc, |k| k.loc);
-            self.error(diags::MCP_STDIO_CONFLICT, format!("service \"{service}\": mcp-stdio does not support count > 1"), loc, "remove `count`");
+            self.error(
+                diags::MCP_STDIO_CONFLICT,
+                format!("service \"{service}\": mcp-stdio does not support count > 1"),
+                loc,
+                "remove `count`",
+            );
         }
         Some(StdioCommand { command: command?, args })
     }
@@ -347,7 +443,12 @@ impl Cx<'_> {
             for (i, item) in list.iter().enumerate() {
                 let s = self.interp(item, "cllama")?;
                 if s.value.trim().is_empty() {
-                    self.error(diags::INVALID_VALUE, format!("cllama: list item {i} must not be empty"), item.loc, "name a cllama proxy type, e.g. `passthrough`");
+                    self.error(
+                        diags::INVALID_VALUE,
+                        format!("cllama: list item {i} must not be empty"),
+                        item.loc,
+                        "name a cllama proxy type, e.g. `passthrough`",
+                    );
                     return None;
                 }
                 out.push(s.value.trim().to_string());
@@ -356,7 +457,12 @@ impl Cx<'_> {
         }
         let s = self.interp(node, "cllama")?;
         if s.value.trim().is_empty() {
-            self.error(diags::INVALID_VALUE, "cllama: string value must not be empty", node.loc, "name a cllama proxy type, e.g. `passthrough`");
+            self.error(
+                diags::INVALID_VALUE,
+                "cllama: string value must not be empty",
+                node.loc,
+                "name a cllama proxy type, e.g. `passthrough`",
+            );
             return None;
         }
         Some(vec![s.value.trim().to_string()])
@@ -365,7 +471,12 @@ impl Cx<'_> {
     fn surface(&mut self, node: &Node, _: usize) -> Option<Surface> {
         if let Some(map) = node.as_map() {
             let [(k, _)] = map else {
-                self.error(diags::INVALID_VALUE, "a map-form surface must have exactly one key", node.loc, "write `- channel://discord: {...}`");
+                self.error(
+                    diags::INVALID_VALUE,
+                    "a map-form surface must have exactly one key",
+                    node.loc,
+                    "write `- channel://discord: {...}`",
+                );
                 return None;
             };
             let uri = self.interp(k, "surface")?;
@@ -373,7 +484,12 @@ impl Cx<'_> {
             if s.as_ref().is_some_and(|s| s.scheme == "channel") {
                 return s;
             }
-            self.error(diags::INVALID_VALUE, format!("map-form surface \"{}\" must be a channel:// URI", uri.value), k.loc, "only channel surfaces take a configuration map");
+            self.error(
+                diags::INVALID_VALUE,
+                format!("map-form surface \"{}\" must be a channel:// URI", uri.value),
+                k.loc,
+                "only channel surfaces take a configuration map",
+            );
             return None;
         }
         let uri = self.interp(node, "surface")?;
@@ -398,7 +514,8 @@ impl Cx<'_> {
             }
             return Some(FeedEntry::ByName(Spanned { value: name.value.trim().to_string(), loc: name.loc }));
         }
-        let field = |cx: &mut Self, key: &str| node.get(key).filter(|n| !n.is_null()).and_then(|n| cx.interp(n, &format!("feed {index}: {key}")));
+        let field =
+            |cx: &mut Self, key: &str| node.get(key).filter(|n| !n.is_null()).and_then(|n| cx.interp(n, &format!("feed {index}: {key}")));
         let source = field(self, "source").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         let path = field(self, "path").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         let name = field(self, "name").map(|s| s.value.trim().to_string()).filter(|s| !s.is_empty());
@@ -419,7 +536,12 @@ impl Cx<'_> {
             return None;
         };
         if !path.value.starts_with('/') {
-            self.error(diags::INVALID_VALUE, format!("feed {index}: path \"{}\" must start with '/'", path.value), path.loc, "write the path as `/…`");
+            self.error(
+                diags::INVALID_VALUE,
+                format!("feed {index}: path \"{}\" must start with '/'", path.value),
+                path.loc,
+                "write the path as `/…`",
+            );
             return None;
         }
         let name = name.unwrap_or_else(|| derive_feed_name(&path.value, &source.value, index));
@@ -434,7 +556,12 @@ impl Cx<'_> {
             }
             let service = self.string(node, "tool service")?;
             if service.value.trim().is_empty() {
-                self.error(diags::INVALID_VALUE, "tool service must not be empty", node.loc, "name a service whose descriptor declares tools");
+                self.error(
+                    diags::INVALID_VALUE,
+                    "tool service must not be empty",
+                    node.loc,
+                    "name a service whose descriptor declares tools",
+                );
                 return None;
             }
             let service = Spanned { value: service.value.trim().to_string(), loc: service.loc };
@@ -464,7 +591,12 @@ impl Cx<'_> {
             }
         };
         if names.is_empty() {
-            self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow must not be empty"), node.loc, "list tool names, or write `allow: all`");
+            self.error(
+                diags::INVALID_VALUE,
+                format!("tool policy {index}: allow must not be empty"),
+                node.loc,
+                "list tool names, or write `allow: all`",
+            );
             return None;
         }
         let mut out = Vec::new();
@@ -475,14 +607,24 @@ impl Cx<'_> {
                 return None;
             };
             if s.trim().is_empty() {
-                self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow[{i}] must not be empty"), n.loc, "remove the blank entry");
+                self.error(
+                    diags::INVALID_VALUE,
+                    format!("tool policy {index}: allow[{i}] must not be empty"),
+                    n.loc,
+                    "remove the blank entry",
+                );
                 return None;
             }
             out.push(Spanned { value: s.trim().to_string(), loc: n.loc });
         }
         let has_all = out.iter().any(|s| s.value == "all");
         if has_all && out.len() > 1 {
-            self.error(diags::INVALID_VALUE, format!("tool policy {index}: allow \"all\" must not be combined with named tools"), node.loc, "use either `allow: all` or a list of tool names");
+            self.error(
+                diags::INVALID_VALUE,
+                format!("tool policy {index}: allow \"all\" must not be combined with named tools"),
+                node.loc,
+                "use either `allow: all` or a list of tool names",
+            );
             return None;
         }
         Some(if has_all { Allow::All } else { Allow::Named(out) })
@@ -497,7 +639,12 @@ impl Cx<'_> {
         if let (Some(per), Some(total)) = (p.timeout_per_tool_ms, p.total_timeout_ms) {
             if total < per {
                 let loc = node.get("total-timeout-ms").map_or(node.loc, |n| n.loc);
-                self.error(diags::INVALID_VALUE, "total-timeout-ms must be >= timeout-per-tool-ms", loc, format!("raise total-timeout-ms to at least {per}"));
+                self.error(
+                    diags::INVALID_VALUE,
+                    "total-timeout-ms must be >= timeout-per-tool-ms",
+                    loc,
+                    format!("raise total-timeout-ms to at least {per}"),
+                );
             }
         }
         Some(p)
@@ -507,7 +654,12 @@ impl Cx<'_> {
         self.map(node, "memory")?;
         let service = node.get("service").and_then(|n| self.string(n, "memory.service")).filter(|s| !s.value.trim().is_empty());
         let Some(service) = service else {
-            self.error(diags::REQUIRED, "memory: service is required", node.loc, "set `memory.service` to the service that provides memory");
+            self.error(
+                diags::REQUIRED,
+                "memory: service is required",
+                node.loc,
+                "set `memory.service` to the service that provides memory",
+            );
             return None;
         };
         let timeout_ms = match node.get("timeout-ms") {
@@ -526,7 +678,8 @@ impl Cx<'_> {
                 if let FeedEntry::Inline(f) = feed {
                     if !services.contains_key(&f.source.value) {
                         let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
-                        let help = suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
+                        let help =
+                            suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
                         errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
                     }
                 }

@@ -33,8 +33,11 @@ pub fn read_text(path: &Path, name: &str) -> Result<String, ReadError> {
     }
     let bytes = std::fs::read(path).map_err(|e| ReadError::Io(io_error(name, &e)))?;
     String::from_utf8(bytes).map_err(|e| {
-        let d = Diagnostic::error(diags::NOT_UTF8, format!("`{name}` is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
-            .help("save the file as UTF-8");
+        let d = Diagnostic::error(
+            diags::NOT_UTF8,
+            format!("`{name}` is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+        )
+        .help("save the file as UTF-8");
         ReadError::Invalid(d)
     })
 }

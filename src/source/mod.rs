@@ -70,9 +70,16 @@ impl Sources {
         }
         if req.service.claw.as_ref().is_some_and(|c| c.role == Role::McpStdio) {
             let s = &req.service.name;
-            let d = Diagnostic::error(diags::NO_SIDECAR_DESCRIPTOR, format!("service \"{s}\": stdio MCP sidecar has no descriptor snapshot; run 'claw discover {s}' or set x-claw.describe-file"))
-                .at(req.service.loc)
-                .help(format!("run `claw discover {s}` to write .claw-discovered/{s}.claw-describe.json, or point x-claw.describe-file at a descriptor"));
+            let d = Diagnostic::error(
+                diags::NO_SIDECAR_DESCRIPTOR,
+                format!(
+                    "service \"{s}\": stdio MCP sidecar has no descriptor snapshot; run 'claw discover {s}' or set x-claw.describe-file"
+                ),
+            )
+            .at(req.service.loc)
+            .help(format!(
+                "run `claw discover {s}` to write .claw-discovered/{s}.claw-describe.json, or point x-claw.describe-file at a descriptor"
+            ));
             return Err(vec![d]);
         }
         Ok(None)
@@ -85,7 +92,9 @@ fn read_required(pod_dir: &Path, path: &Path, kind: OriginKind, what: &str, loc:
     match fs::read_text(path, &name) {
         Ok(text) => Ok(Some(Loaded { kind, name, text, skill_root: path.parent().unwrap_or(pod_dir).to_path_buf(), warnings: Vec::new() })),
         Err(ReadError::Missing) => {
-            let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist")).at_opt(loc).help("check the path; it is relative to the pod file's directory");
+            let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist"))
+                .at_opt(loc)
+                .help("check the path; it is relative to the pod file's directory");
             Err(vec![d])
         }
         Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at_opt(loc)]),
@@ -142,16 +151,25 @@ impl DescriptorSource for Discovered {
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d]),
         };
         let discovery = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("x-claw-discovery").cloned());
-        let field = |k: &str| discovery.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::trim).unwrap_or_default().to_string();
+        let field =
+            |k: &str| discovery.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::trim).unwrap_or_default().to_string();
         let mut warnings = Vec::new();
         if let Some(cmd) = sidecar {
-            let args: Vec<String> = discovery.as_ref().and_then(|d| d.get("args")).and_then(|a| a.as_array()).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default();
+            let args: Vec<String> = discovery
+                .as_ref()
+                .and_then(|d| d.get("args"))
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default();
             if discovery.is_some() && (field("command") != cmd.command || args != cmd.args) {
                 let s = &svc.name;
                 warnings.push(
-                    Diagnostic::warning(diags::STALE_SNAPSHOT, format!("service \"{s}\" discovered descriptor is stale; run 'claw discover {s}' to refresh .claw-discovered"))
-                        .at(svc.loc)
-                        .help("the snapshot records another mcp-stdio command or args than the pod declares"),
+                    Diagnostic::warning(
+                        diags::STALE_SNAPSHOT,
+                        format!("service \"{s}\" discovered descriptor is stale; run 'claw discover {s}' to refresh .claw-discovered"),
+                    )
+                    .at(svc.loc)
+                    .help("the snapshot records another mcp-stdio command or args than the pod declares"),
                 );
             }
         } else {
@@ -190,9 +208,14 @@ impl DescriptorSource for BuildContext {
         }
         let path = match &label {
             Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
-                vec![Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": LABEL claw.describe in `{dockerfile}`: {why}", req.service.name))
+                vec![
+                    Diagnostic::error(
+                        diags::PATH_ESCAPE,
+                        format!("service \"{}\": LABEL claw.describe in `{dockerfile}`: {why}", req.service.name),
+                    )
                     .at(build.loc)
-                    .help("a label path names a file inside the build context, e.g. /service.claw-describe.json")]
+                    .help("a label path names a file inside the build context, e.g. /service.claw-describe.json"),
+                ]
             })?,
             None => context.join(".claw-describe.json"),
         };
@@ -208,13 +231,16 @@ impl DescriptorSource for BuildContext {
 /// Reads a descriptor's `skill` file, confined to the loaded descriptor's skill root.
 pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path) -> Result<(String, String), Diagnostic> {
     let path = fs::contained(&loaded.skill_root, skill).map_err(|why| {
-        Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}")).help("a descriptor's skill names a file inside the service's build context")
+        Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
+            .help("a descriptor's skill names a file inside the service's build context")
     })?;
     let name = fs::relative_name(pod_dir, &path);
     match fs::read_text(&path, &name) {
         Ok(text) => Ok((name, text)),
-        Err(ReadError::Missing) => Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{skill}\" was not found in the build context"))
-            .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor"))),
+        Err(ReadError::Missing) => {
+            Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{skill}\" was not found in the build context"))
+                .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor")))
+        }
         Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),
     }
 }

@@ -1,0 +1,138 @@
+//! `clawc compile`.
+
+use super::Format;
+use clap::{Args, ValueEnum};
+use clawc::diag::{Diagnostic, Severity};
+use clawc::grant::SecretMode;
+use clawc::output::write::write_tree;
+use clawc::sourcemap::SourceMap;
+use clawc::{Options, compile};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O)."
+)]
+pub struct CompileArgs {
+    /// The pod file
+    #[arg(default_value = "claw-pod.yml")]
+    pod: PathBuf,
+    /// Output directory [default: <pod dir>/.claw-compiled]
+    #[arg(short, long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Variables for ${VAR} placeholders and auth tokens [default: <pod dir>/.env; a missing default file is fine]
+    #[arg(long, value_name = "FILE")]
+    env_file: Option<PathBuf>,
+    /// Descriptor file for a service; wins over every other source (repeatable)
+    #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
+    descriptor: Vec<(String, PathBuf)>,
+    /// How bearer tokens are written: `redact` writes ${VAR} (safe to commit), `inline` writes values with mode 0600
+    #[arg(long, value_enum, default_value_t = Secrets::Redact)]
+    secrets: Secrets,
+    /// Output format for diagnostics and the summary
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Secrets {
+    Redact,
+    Inline,
+}
+
+fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((svc, path)) if !svc.trim().is_empty() && !path.is_empty() => Ok((svc.trim().to_string(), PathBuf::from(path))),
+        _ => Err("expected SERVICE=PATH, e.g. --descriptor trading-api=descriptors/trading-api.json".to_string()),
+    }
+}
+
+pub fn run(args: CompileArgs) -> i32 {
+    let mut descriptors = BTreeMap::new();
+    for (svc, path) in &args.descriptor {
+        if descriptors.insert(svc.clone(), path.clone()).is_some() {
+            eprintln!("error: --descriptor given twice for service \"{svc}\"");
+            return 2;
+        }
+    }
+    let opts = Options {
+        pod: args.pod.clone(),
+        env_file: args.env_file.clone(),
+        descriptors,
+        secrets: match args.secrets {
+            Secrets::Redact => SecretMode::Redact,
+            Secrets::Inline => SecretMode::Inline,
+        },
+        process_env: std::env::vars().collect(),
+    };
+    let compiled = compile(&opts);
+    report(&compiled.diagnostics.0, &compiled.sources, args.format);
+    let Some(artifacts) = compiled.artifacts.as_ref() else {
+        summary(args.format, "failed", compiled.exit_code(), None, &compiled);
+        return compiled.exit_code();
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
+    });
+    match write_tree(&out, artifacts) {
+        Ok(w) => {
+            let line = format!(
+                "compiled {} agent{} into {}: {} written, {} unchanged, {} removed",
+                compiled.agents,
+                if compiled.agents == 1 { "" } else { "s" },
+                out.display(),
+                w.written.len(),
+                w.unchanged,
+                w.removed.len()
+            );
+            summary(args.format, "ok", 0, Some((&line, &w, &out)), &compiled);
+            0
+        }
+        Err(d) => {
+            report(std::slice::from_ref(&d), &compiled.sources, args.format);
+            summary(args.format, "failed", 3, None, &compiled);
+            3
+        }
+    }
+}
+
+fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
+    for d in diags {
+        match format {
+            Format::Human => eprintln!("{:?}", d.to_report(sources)),
+            Format::Json => println!("{}", serde_json::to_string(&d.to_json(sources)).expect("diagnostics serialize")),
+        }
+    }
+}
+
+fn summary(
+    format: Format,
+    status: &str,
+    code: i32,
+    written: Option<(&str, &clawc::output::write::WriteSummary, &PathBuf)>,
+    c: &clawc::Compiled,
+) {
+    let errors = c.diagnostics.0.iter().filter(|d| d.severity == Severity::Error).count();
+    let warnings = c.diagnostics.0.len() - errors;
+    match format {
+        Format::Human => match written {
+            Some((line, _, _)) => println!(
+                "{line}{}",
+                if warnings > 0 { format!(" ({warnings} warning{})", if warnings == 1 { "" } else { "s" }) } else { String::new() }
+            ),
+            None => eprintln!("error: compile failed with {errors} error{}; nothing was written", if errors == 1 { "" } else { "s" }),
+        },
+        Format::Json => {
+            let mut s =
+                serde_json::json!({ "status": status, "exit_code": code, "errors": errors, "warnings": warnings, "agents": c.agents });
+            if let Some((_, w, out)) = written {
+                s["out"] = out.display().to_string().into();
+                s["written"] = w.written.clone().into();
+                s["unchanged"] = w.unchanged.into();
+                s["removed"] = w.removed.clone().into();
+            }
+            println!("{}", serde_json::json!({ "summary": s }));
+        }
+    }
+}

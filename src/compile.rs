@@ -1,0 +1,222 @@
+//! The compile driver: reads inputs at the edge, runs the pure passes, and returns the
+//! artifact tree with every diagnostic. Writing is left to the caller.
+//!
+//! ```text
+//! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
+//! ```
+
+use crate::describe::json_span::{Seg, locate};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::grant::SecretMode;
+use crate::output::ArtifactSet;
+use crate::pod::env::{Env, parse_dotenv};
+use crate::pod::{Pod, parse_pod};
+use crate::registry::{Described, Registry, Skill};
+use crate::source::fs::{ReadError, read_text};
+use crate::source::{Request, Sources, diags as source_diags};
+use crate::sourcemap::{Loc, SourceMap};
+use crate::{describe, grant, project, secrets, yaml};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What to compile and how.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub pod: PathBuf,
+    /// `None` → `<pod dir>/.env` (a missing file is fine).
+    pub env_file: Option<PathBuf>,
+    /// `--descriptor SERVICE=PATH` overrides.
+    pub descriptors: BTreeMap<String, PathBuf>,
+    pub secrets: SecretMode,
+    /// The process environment (overlays `.env`).
+    pub process_env: Vec<(String, String)>,
+}
+
+/// The result of a compile: the artifacts (when there was no error) and every diagnostic.
+pub struct Compiled {
+    pub artifacts: Option<ArtifactSet>,
+    pub diagnostics: Diagnostics,
+    pub sources: SourceMap,
+    pub agents: usize,
+}
+
+impl Compiled {
+    /// Exit code for this result: 0, 2 (invalid inputs) or 3 (environment failure).
+    pub fn exit_code(&self) -> i32 {
+        if !self.diagnostics.has_errors() {
+            0
+        } else if self.diagnostics.errors().any(|d| is_environment_failure(d.code)) {
+            3
+        } else {
+            2
+        }
+    }
+}
+
+pub fn is_environment_failure(code: &str) -> bool {
+    code == source_diags::IO || code == crate::output::write::codes::IO
+}
+
+pub fn compile(opts: &Options) -> Compiled {
+    let mut sources = SourceMap::default();
+    let mut diags = Diagnostics::default();
+    let result = run(opts, &mut sources, &mut diags);
+    let (artifacts, agents) = match result {
+        Some((a, n)) if !diags.has_errors() => (Some(a), n),
+        _ => (None, 0),
+    };
+    Compiled { artifacts, diagnostics: diags.sorted(&sources), sources, agents }
+}
+
+fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(ArtifactSet, usize)> {
+    let pod_dir = pod_dir(&opts.pod);
+    let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
+    let text = match read_text(&opts.pod, &pod_name) {
+        Ok(t) => t,
+        Err(ReadError::Missing) => {
+            diags.push(
+                Diagnostic::error(source_diags::MISSING, format!("pod file `{}` does not exist", opts.pod.display()))
+                    .help("pass the path of a claw-pod.yml, or run clawc in its directory"),
+            );
+            return None;
+        }
+        Err(ReadError::Invalid(d) | ReadError::Io(d)) => {
+            diags.push(d);
+            return None;
+        }
+    };
+    let pod_file = sources.add(pod_name, text);
+    let env = read_env(opts, &pod_dir, sources, diags);
+    let root = match yaml::parse(pod_file, sources.get(pod_file)) {
+        Ok(root) => root,
+        Err(ds) => {
+            diags.extend(ds);
+            return None;
+        }
+    };
+    let (pod, ds) = parse_pod(pod_file, &root, &env);
+    diags.extend(ds);
+    let pod = pod?;
+    for (svc, _) in opts.descriptors.iter().filter(|(s, _)| !pod.services.contains_key(*s)) {
+        let help = crate::diag::suggest(svc, pod.services.keys().map(String::as_str), "name a service of this pod");
+        diags.push(
+            Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("--descriptor names \"{svc}\", which is not a service of this pod"))
+                .help(help),
+        );
+    }
+    let described = describe_all(&pod, &pod_dir, &opts.descriptors, sources, diags);
+    if diags.has_errors() {
+        return None;
+    }
+    let agents = pod
+        .services
+        .values()
+        .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
+        .sum();
+    build(&pod, described, &env, opts.secrets, sources, diags).map(|a| (a, agents))
+}
+
+fn pod_dir(pod: &Path) -> PathBuf {
+    let dir = pod.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
+}
+
+fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Env {
+    let (path, explicit) = match &opts.env_file {
+        Some(p) => (p.clone(), true),
+        None => (pod_dir.join(".env"), false),
+    };
+    let name = crate::source::fs::relative_name(pod_dir, &std::path::absolute(&path).unwrap_or(path.clone()));
+    let file_env = match read_text(&path, &name) {
+        Ok(text) => {
+            let id = sources.add(name, text);
+            let (env, ds) = parse_dotenv(id, sources.get(id));
+            diags.extend(ds);
+            env
+        }
+        Err(ReadError::Missing) if !explicit => Env::default(),
+        Err(ReadError::Missing) => {
+            diags.push(
+                Diagnostic::error(source_diags::MISSING, format!("--env-file `{}` does not exist", path.display()))
+                    .help("check the path, or leave --env-file out to use the pod's .env"),
+            );
+            Env::default()
+        }
+        Err(ReadError::Invalid(d) | ReadError::Io(d)) => {
+            diags.push(d);
+            Env::default()
+        }
+    };
+    // REPO_ROOT defaults to the pod directory; "." keeps host paths out of artifacts.
+    let mut env = file_env.overlay(Env::from_pairs(opts.process_env.iter().cloned()));
+    env.set_default("REPO_ROOT", ".");
+    env
+}
+
+/// Reads and decodes every service's descriptor (services in name order).
+fn describe_all(
+    pod: &Pod,
+    pod_dir: &Path,
+    overrides: &BTreeMap<String, PathBuf>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> BTreeMap<String, Described> {
+    let chain = Sources::standard(overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect());
+    let mut out = BTreeMap::new();
+    for (name, service) in &pod.services {
+        let loaded = match chain.describe(&Request { pod_dir, service }) {
+            Ok(Some(l)) => l,
+            Ok(None) => continue,
+            Err(ds) => {
+                diags.extend(ds.into_iter().map(|d| if d.loc.is_none() { d.at(service.loc) } else { d }));
+                continue;
+            }
+        };
+        diags.extend(loaded.warnings.iter().cloned());
+        let file = sources.add(loaded.name.clone(), loaded.text.clone());
+        let (descriptor, ds) = describe::decode(file, sources.get(file));
+        diags.extend(ds);
+        let Some(descriptor) = descriptor else { continue };
+        let skill = descriptor.skill.as_ref().and_then(|s| {
+            let text = &sources.get(file).text;
+            let (a, b) = locate(text, &[Seg::Key("skill".into())]);
+            let loc = Loc { file, span: sources.get(file).span(a, b) };
+            match crate::source::read_skill(&loaded, s, pod_dir) {
+                Ok((source, text)) => Some(Skill { name: project::context_md::basename(s).to_string(), source, text }),
+                Err(d) => {
+                    diags.push(d.at(loc));
+                    None
+                }
+            }
+        });
+        out.insert(name.clone(), Described { descriptor, file, origin: loaded.kind, skill });
+    }
+    out
+}
+
+/// The pure core after describe: register → grant → project → leak scan.
+pub fn build(
+    pod: &Pod,
+    described: BTreeMap<String, Described>,
+    env: &Env,
+    mode: grant::SecretMode,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<ArtifactSet> {
+    let (reg, ds) = Registry::build(described, sources);
+    diags.extend(ds);
+    let (plans, ds) = grant::resolve(pod, &reg, env, mode);
+    diags.extend(ds);
+    if diags.has_errors() {
+        return None;
+    }
+    let secrets = secrets::collect(&plans);
+    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
+    let redacted = project::project(pod, &reg, &plans, sources, &warnings, SecretMode::Redact);
+    diags.extend(secrets::scan(&redacted, &secrets));
+    if diags.has_errors() {
+        return None;
+    }
+    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
+    Some(project::project(pod, &reg, &plans, sources, &warnings, mode))
+}

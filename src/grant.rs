@@ -1,0 +1,292 @@
+//! Grant resolution: what each consumer may see and call, deny by default, with the
+//! provenance of every granted tool. Also resolves feed subscriptions, memory, base URLs
+//! and bearer auth (from the consumer's own `environment`).
+
+use crate::describe::{Descriptor, Memory};
+use crate::diag::{Diagnostic, suggest};
+use crate::pod::env::Env;
+use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, interp};
+use crate::registry::Registry;
+use crate::sourcemap::Loc;
+use std::collections::{BTreeMap, HashSet};
+
+pub mod codes {
+    pub const UNKNOWN_TOOL_SERVICE: &str = "clawc::grant::unknown_tool_service";
+    pub const UNKNOWN_TOOL: &str = "clawc::grant::unknown_tool";
+    pub const UNKNOWN_FEED: &str = "clawc::grant::unknown_feed";
+    pub const MEMORY_TARGET: &str = "clawc::grant::memory_target";
+    pub const REQUIRES_CLLAMA: &str = "clawc::grant::requires_cllama";
+    pub const AUTH_ENV: &str = "clawc::grant::auth_env";
+}
+
+/// How resolved secrets are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SecretMode {
+    /// `${VAR}` instead of the value; only a declaration of VAR is needed.
+    #[default]
+    Redact,
+    /// The value itself, as Clawdapus writes it.
+    Inline,
+}
+
+/// A bearer token: the variable that holds it and, when known, its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub env: String,
+    pub value: Option<String>,
+}
+
+/// Why a tool is visible: the grant line, and whether it came through the pod defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Provenance {
+    pub grant: Loc,
+    pub origin: Origin,
+    /// The grant was `allow: all` (or a bare service name).
+    pub all: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct GrantedTool {
+    pub service: String,
+    /// Index into the service descriptor's `tools`.
+    pub index: usize,
+    pub via: Provenance,
+    pub base_url: String,
+    pub auth: Option<Token>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ResolvedFeed {
+    pub name: String,
+    pub source: String,
+    pub path: String,
+    pub ttl: u64,
+    pub description: String,
+    pub base_url: String,
+    pub auth: Option<Token>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug)]
+pub struct ResolvedMemory {
+    pub service: String,
+    pub base_url: String,
+    pub ops: Memory,
+    pub timeout_ms: u64,
+    pub auth: Option<Token>,
+}
+
+/// Everything one consumer service was granted (shared by its replicas).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub tools: Vec<GrantedTool>,
+    pub feeds: Vec<ResolvedFeed>,
+    pub memory: Option<ResolvedMemory>,
+}
+
+/// Resolves every agent service's grants. Plans are keyed by service name.
+pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
+    let mut r = Resolver { pod, reg, env, mode, diags: Vec::new() };
+    let mut plans = BTreeMap::new();
+    for (name, svc) in &pod.services {
+        let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
+        r.require_cllama(svc);
+        let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
+        plans.insert(name.clone(), plan);
+    }
+    (plans, r.diags)
+}
+
+struct Resolver<'a> {
+    pod: &'a Pod,
+    reg: &'a Registry,
+    env: &'a Env,
+    mode: SecretMode,
+    diags: Vec<Diagnostic>,
+}
+
+impl Resolver<'_> {
+    fn require_cllama(&mut self, svc: &Service) {
+        let Some(claw) = &svc.claw else { return };
+        if !claw.cllama.is_empty() {
+            return;
+        }
+        let mut caps = Vec::new();
+        if !claw.tools.is_empty() {
+            caps.push("x-claw.tools");
+        }
+        if claw.memory.is_some() {
+            caps.push("x-claw.memory");
+        }
+        if caps.is_empty() {
+            return;
+        }
+        let loc = claw.tools.first().map(|g| g.loc).or(claw.memory.as_ref().map(|m| m.loc)).unwrap_or(claw.loc);
+        let msg = format!(
+            "service \"{}\": {} require x-claw.cllama on the consuming service; native projection for non-cllama services is not implemented",
+            svc.name,
+            caps.join(" and ")
+        );
+        self.diags.push(
+            Diagnostic::error(codes::REQUIRES_CLLAMA, msg)
+                .at(loc)
+                .help("add `cllama: passthrough` (or another proxy type) to this service's x-claw, or `cllama-defaults` to the pod"),
+        );
+    }
+
+    fn tools(&mut self, svc: &Service) -> Vec<super::grant::GrantedTool> {
+        let Some(claw) = &svc.claw else { return Vec::new() };
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, g) in claw.tools.iter().enumerate() {
+            let target = &g.service.value;
+            let Some(desc) = self.reg.services.get(target).map(|d| &d.descriptor).filter(|d| !d.tools.is_empty()) else {
+                self.unknown_service(svc, i, target, g.service.loc);
+                continue;
+            };
+            let indices: Vec<usize> = match &g.allow {
+                Allow::All => (0..desc.tools.len()).collect(),
+                Allow::Named(names) => names.iter().filter_map(|n| self.tool_index(svc, target, desc, n)).collect(),
+            };
+            let via = Provenance { grant: g.loc, origin: g.origin, all: matches!(g.allow, Allow::All) };
+            for index in indices {
+                if seen.insert((target.clone(), index)) {
+                    let name = format!("{target}.{}", desc.tools[index].name);
+                    let auth = self.auth(svc, target, desc, &format!("tool \"{name}\""), g.loc);
+                    out.push(GrantedTool { service: target.clone(), index, via, base_url: self.base_url(target), auth });
+                }
+            }
+        }
+        out
+    }
+
+    fn unknown_service(&mut self, svc: &Service, i: usize, target: &str, loc: Loc) {
+        let msg = format!("service \"{}\": tool policy {i} references unknown tool service \"{target}\"", svc.name);
+        let help = match (self.pod.services.get(target), self.reg.services.get(target)) {
+            (Some(_), Some(_)) => format!("the descriptor of \"{target}\" declares no tools"),
+            (Some(_), None) => format!(
+                "clawc found no descriptor for \"{target}\": give it one with `x-claw.describe-file`, `--descriptor {target}=PATH`, or a build context with .claw-describe.json"
+            ),
+            (None, _) => suggest(target, self.reg.tool_services().map(|(s, _)| s), "name a pod service whose descriptor declares tools"),
+        };
+        self.diags.push(Diagnostic::error(codes::UNKNOWN_TOOL_SERVICE, msg).at(loc).help(help));
+    }
+
+    fn tool_index(&mut self, svc: &Service, target: &str, desc: &Descriptor, name: &crate::pod::Spanned<String>) -> Option<usize> {
+        let found = desc.tools.iter().position(|t| t.name == name.value);
+        if found.is_none() {
+            let msg = format!("service \"{}\": tool policy for \"{target}\" references unknown tool \"{}\"", svc.name, name.value);
+            let names: Vec<&str> = desc.tools.iter().map(|t| t.name.as_str()).collect();
+            let help = suggest(&name.value, names.iter().copied(), format!("\"{target}\" declares: {}", names.join(", ")));
+            self.diags.push(Diagnostic::error(codes::UNKNOWN_TOOL, msg).at(name.loc).help(help));
+        }
+        found
+    }
+
+    fn feeds(&mut self, svc: &Service) -> Vec<ResolvedFeed> {
+        let Some(claw) = &svc.claw else { return Vec::new() };
+        let mut out = Vec::new();
+        for entry in &claw.feeds {
+            let (name, source, path, ttl, description, loc) = match entry {
+                FeedEntry::Inline(f) => (f.name.clone(), f.source.value.clone(), f.path.clone(), f.ttl, f.description.clone(), f.loc),
+                FeedEntry::ByName(n) => match self.reg.feeds.get(&n.value) {
+                    Some(def) => {
+                        (n.value.clone(), def.source.clone(), def.spec.path.clone(), def.spec.ttl, def.spec.description.clone(), n.loc)
+                    }
+                    None => {
+                        let msg = format!("service \"{}\": feed \"{}\" was not found in the descriptor registry", svc.name, n.value);
+                        let help = suggest(
+                            &n.value,
+                            self.reg.feeds.keys().map(String::as_str),
+                            "subscribe to a feed that a service descriptor declares in \"feeds\"",
+                        );
+                        self.diags.push(Diagnostic::error(codes::UNKNOWN_FEED, msg).at(n.loc).help(help));
+                        continue;
+                    }
+                },
+            };
+            let auth = match self.reg.services.get(&source) {
+                Some(d) => self.auth(svc, &source, &d.descriptor, &format!("feed \"{name}\""), loc),
+                None => None,
+            };
+            out.push(ResolvedFeed { base_url: self.base_url(&source), name, source, path, ttl, description, auth, loc });
+        }
+        out
+    }
+
+    fn memory(&mut self, svc: &Service, m: &crate::pod::MemoryRef) -> Option<ResolvedMemory> {
+        let target = &m.service.value;
+        let Some(d) = self.reg.services.get(target) else {
+            let msg = format!("service \"{}\": memory target \"{target}\" has no descriptor", svc.name);
+            let help = suggest(
+                target,
+                self.pod.services.keys().map(String::as_str),
+                "give the memory service a descriptor with a \"memory\" block",
+            );
+            self.diags.push(Diagnostic::error(codes::MEMORY_TARGET, msg).at(m.service.loc).help(help));
+            return None;
+        };
+        let Some(ops) = d.descriptor.memory.clone() else {
+            let msg = format!("service \"{}\": memory target \"{target}\" does not declare a memory capability", svc.name);
+            self.diags.push(
+                Diagnostic::error(codes::MEMORY_TARGET, msg)
+                    .at(m.service.loc)
+                    .help("its descriptor needs \"version\": 2 and a \"memory\" block with recall and/or retain"),
+            );
+            return None;
+        };
+        let auth = self.auth(svc, target, &d.descriptor, "memory", m.loc);
+        Some(ResolvedMemory { service: target.clone(), base_url: self.base_url(target), ops, timeout_ms: m.timeout_ms, auth })
+    }
+
+    /// `http://<service>:<first expose/ports entry, default 80>`.
+    fn base_url(&self, service: &str) -> String {
+        let port = self.pod.services.get(service).and_then(|s| s.ports.first()).map_or("80", String::as_str);
+        format!("http://{service}:{port}")
+    }
+
+    /// The bearer token a consumer presents to `provider`, read from the consumer's own
+    /// `environment` (never the provider's).
+    fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &str, loc: Loc) -> Option<Token> {
+        let var = desc.auth.as_ref()?.bearer_env()?;
+        let declared = consumer.environment.get(var);
+        let raw = declared.and_then(|v| v.value.as_deref()).filter(|v| !v.trim().is_empty());
+        let value = match raw {
+            Some(v) if v.contains("${") => match interp::expand(v, self.env) {
+                Ok(x) => Some(x),
+                Err(e) if self.mode == SecretMode::Inline => {
+                    self.auth_error(consumer, provider, what, var, loc, &format!("{e}"));
+                    return None;
+                }
+                Err(_) => None,
+            },
+            Some(v) => Some(v.to_string()),
+            None => None,
+        };
+        let ok = match self.mode {
+            SecretMode::Inline => value.as_ref().is_some_and(|v| !v.trim().is_empty()),
+            SecretMode::Redact => declared.is_some(),
+        };
+        if !ok {
+            let why = format!("service env has no value for \"{var}\" (required by descriptor auth.env for bearer auth)");
+            self.auth_error(consumer, provider, what, var, loc, &why);
+            return None;
+        }
+        Some(Token { env: var.to_string(), value: value.filter(|v| !v.is_empty()) })
+    }
+
+    fn auth_error(&mut self, consumer: &Service, provider: &str, what: &str, var: &str, loc: Loc, why: &str) {
+        let auth_kind = if what.starts_with("feed") { "feed auth" } else { "auth" };
+        let msg = format!("service \"{}\": {what}: {auth_kind}: {why}", consumer.name);
+        let help = match self.mode {
+            SecretMode::Redact => format!(
+                "declare {var} in the `environment` of \"{}\" (e.g. `{var}: ${{{var}}}`); \"{provider}\" requires a bearer token",
+                consumer.name
+            ),
+            SecretMode::Inline => {
+                format!("give {var} a value in the `environment` of \"{}\", or set it in .env and write `{var}: ${{{var}}}`", consumer.name)
+            }
+        };
+        self.diags.push(Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help));
+    }
+}

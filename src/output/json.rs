@@ -1,0 +1,108 @@
+//! JSON bytes exactly as Go's `json.MarshalIndent(v, "", "  ")` writes them, plus the
+//! trailing newline Clawdapus adds: struct fields in declaration order (serde derive),
+//! map keys sorted (`serde_json::Map` is a BTreeMap), `<`, `>`, `&`, U+2028 and U+2029
+//! escaped, and every number formatted as Go formats a float64.
+
+use serde::Serialize;
+use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
+use std::io::{self, Write};
+
+/// Serializes `value` as Go would, with a trailing newline.
+pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(PrettyFormatter::with_indent(b"  ")));
+    value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
+    out.push(b'\n');
+    out
+}
+
+struct GoFormatter(PrettyFormatter<'static>);
+
+/// Go's float64 text: shortest round-trip digits; exponent form outside [1e-6, 1e21).
+fn go_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+            _ => s,
+        }
+    } else {
+        format!("{f}")
+    }
+}
+
+const EXACT: u64 = 1 << 53;
+
+impl Formatter for GoFormatter {
+    fn write_i64<W: ?Sized + Write>(&mut self, w: &mut W, v: i64) -> io::Result<()> {
+        if v.unsigned_abs() <= EXACT { write!(w, "{v}") } else { w.write_all(go_float(v as f64).as_bytes()) }
+    }
+    fn write_u64<W: ?Sized + Write>(&mut self, w: &mut W, v: u64) -> io::Result<()> {
+        if v <= EXACT { write!(w, "{v}") } else { w.write_all(go_float(v as f64).as_bytes()) }
+    }
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        w.write_all(go_float(v).as_bytes())
+    }
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let esc = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            w.write_all(&fragment.as_bytes()[start..i])?;
+            w.write_all(esc.as_bytes())?;
+            start = i + c.len_utf8();
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
+    fn write_char_escape<W: ?Sized + Write>(&mut self, w: &mut W, e: CharEscape) -> io::Result<()> {
+        self.0.write_char_escape(w, e)
+    }
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn matches_go_marshal_indent() {
+        let v = json!({"b": [1, 2.5, 1e21, 1.5e-7, 0.000001, 9007199254740993u64, -0.0], "a": "<x & y>\u{2028}\n\u{1}", "c": {}, "d": []});
+        let got = String::from_utf8(to_go_json(&v)).unwrap();
+        let want = "{\n  \"a\": \"\\u003cx \\u0026 y\\u003e\\u2028\\n\\u0001\",\n  \"b\": [\n    1,\n    2.5,\n    1e+21,\n    1.5e-7,\n    0.000001,\n    9007199254740992,\n    -0\n  ],\n  \"c\": {},\n  \"d\": []\n}\n";
+        assert_eq!(got, want);
+    }
+}

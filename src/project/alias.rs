@@ -1,0 +1,52 @@
+//! The provider-safe tool alias (`PresentedToolName`), byte-compatible with cllama's own
+//! copy: names that are already provider-safe pass through, others are sanitised and
+//! suffixed with 8 hex digits of SHA-1 of the canonical name.
+
+use sha1::{Digest, Sha1};
+
+const MAX_LEN: usize = 128;
+
+fn safe(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+pub fn presented_name(canonical: &str) -> String {
+    let name = canonical.trim();
+    if name.is_empty() {
+        return "managed_tool".to_string();
+    }
+    if name.chars().count() <= MAX_LEN && name.chars().all(safe) {
+        return name.to_string();
+    }
+    let sanitized: String = name.chars().map(|c| if safe(c) { c } else { '_' }).collect();
+    let base = sanitized.trim_matches('_');
+    let base = if base.is_empty() { "managed_tool" } else { base };
+    let digest = Sha1::digest(name.as_bytes());
+    let suffix = format!("_{}", &hex::encode(digest)[..8]);
+    let keep = base.len().min(MAX_LEN - suffix.len());
+    format!("{}{suffix}", &base[..keep])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::presented_name;
+
+    #[test]
+    fn reference_vectors() {
+        assert_eq!(presented_name("claw-wall.search_channel_context"), "claw-wall_search_channel_context_2919442f");
+        assert_eq!(presented_name("trading-api.get_market_context"), "trading-api_get_market_context_28a4e0c2");
+        assert_eq!(presented_name("trading-api.execute_trade"), "trading-api_execute_trade_0fd7eea4");
+        assert_eq!(presented_name("perplexity-mcp.search"), "perplexity-mcp_search_014893b2");
+        assert_eq!(presented_name("a.b"), "a_b_69f6642c");
+        assert_eq!(presented_name("get_quote"), "get_quote");
+        assert_eq!(presented_name("  "), "managed_tool");
+    }
+
+    #[test]
+    fn long_names_are_cut_to_128() {
+        let long = format!("svc.{}", "x".repeat(300));
+        let alias = presented_name(&long);
+        assert_eq!(alias.len(), 128);
+        assert!(alias.starts_with("svc_xxx"));
+    }
+}

@@ -1,0 +1,178 @@
+//! The cllama context files: `tools.json`, `feeds.json`, `memory.json`, in Clawdapus'
+//! exact shapes (field order = struct order, omitted-when-empty fields skipped).
+
+use crate::describe::Tool;
+use crate::grant::{GrantedTool, ResolvedFeed, ResolvedMemory, SecretMode, Token};
+use crate::pod::ToolPolicy;
+use crate::registry::Registry;
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Serialize)]
+struct ToolsFile<'a> {
+    version: u32,
+    tools: Vec<ToolEntry<'a>>,
+    policy: Policy,
+}
+
+#[derive(Serialize)]
+struct ToolEntry<'a> {
+    name: String,
+    description: &'a str,
+    #[serde(rename = "inputSchema")]
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<&'a Value>,
+    execution: Execution<'a>,
+}
+
+#[derive(Serialize)]
+struct Execution<'a> {
+    transport: &'static str,
+    service: &'a str,
+    base_url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthOut>,
+}
+
+#[derive(Serialize)]
+struct AuthOut {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    token: String,
+}
+
+#[derive(Serialize)]
+struct Policy {
+    max_rounds: u64,
+    timeout_per_tool_ms: u64,
+    total_timeout_ms: u64,
+}
+
+/// The text a token is written as: the value (inline) or `${VAR}` (redact).
+pub fn token_text(t: &Token, mode: SecretMode) -> String {
+    match (mode, &t.value) {
+        (SecretMode::Inline, Some(v)) => v.clone(),
+        _ => format!("${{{}}}", t.env),
+    }
+}
+
+fn auth_out(t: &Option<Token>, mode: SecretMode) -> Option<AuthOut> {
+    t.as_ref().map(|t| AuthOut { kind: "bearer", token: token_text(t, mode) })
+}
+
+pub fn tool_of<'a>(reg: &'a Registry, g: &GrantedTool) -> &'a Tool {
+    &reg.services[&g.service].descriptor.tools[g.index]
+}
+
+pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mode: SecretMode) -> Vec<u8> {
+    let entries = tools
+        .iter()
+        .map(|g| {
+            let desc = &reg.services[&g.service].descriptor;
+            let tool = &desc.tools[g.index];
+            let (transport, method, path, tool_name, body_key) = match (&tool.http, &desc.mcp) {
+                (Some(h), _) => ("http", Some(h.method.as_str()), h.path.as_str(), None, h.body_key.as_deref()),
+                (None, Some(m)) => ("mcp", None, m.path.as_str(), Some(tool.name.as_str()), None),
+                (None, None) => unreachable!("decode guarantees every tool has http or the descriptor mcp"),
+            };
+            let annotations = tool.annotations.as_ref().filter(|a| a.as_object().is_some_and(|o| !o.is_empty()));
+            ToolEntry {
+                name: format!("{}.{}", g.service, tool.name),
+                description: &tool.description,
+                input_schema: &tool.input_schema,
+                annotations,
+                execution: Execution {
+                    transport,
+                    service: &g.service,
+                    base_url: &g.base_url,
+                    method,
+                    path,
+                    tool_name,
+                    body_key,
+                    auth: auth_out(&g.auth, mode),
+                },
+            }
+        })
+        .collect();
+    let policy = Policy {
+        max_rounds: policy.max_rounds.unwrap_or(8),
+        timeout_per_tool_ms: policy.timeout_per_tool_ms.unwrap_or(30_000),
+        total_timeout_ms: policy.total_timeout_ms.unwrap_or(120_000),
+    };
+    super::go_json(&ToolsFile { version: 1, tools: entries, policy })
+}
+
+#[derive(Serialize)]
+struct FeedOut<'a> {
+    name: String,
+    source: &'a str,
+    path: String,
+    ttl: u64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<String>,
+}
+
+/// `{claw_id}` in feed names and paths becomes the agent id.
+pub fn feeds_json(agent: &str, feeds: &[ResolvedFeed], mode: SecretMode) -> Vec<u8> {
+    let out: Vec<FeedOut> = feeds
+        .iter()
+        .map(|f| {
+            let path = f.path.replace("{claw_id}", agent);
+            FeedOut {
+                name: f.name.replace("{claw_id}", agent),
+                source: &f.source,
+                url: format!("{}{path}", f.base_url),
+                path,
+                ttl: f.ttl,
+                auth: f.auth.as_ref().map(|t| token_text(t, mode)),
+            }
+        })
+        .collect();
+    super::go_json(&out)
+}
+
+#[derive(Serialize)]
+struct MemoryOut<'a> {
+    version: u32,
+    service: &'a str,
+    base_url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recall: Option<Op<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retain: Option<Op<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forget: Option<Op<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthOut>,
+}
+
+#[derive(Serialize)]
+struct Op<'a> {
+    path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+}
+
+pub fn memory_json(m: &ResolvedMemory, mode: SecretMode) -> Vec<u8> {
+    let out = MemoryOut {
+        version: 1,
+        service: &m.service,
+        base_url: &m.base_url,
+        recall: m.ops.recall.as_deref().map(|path| Op { path, timeout_ms: Some(m.timeout_ms) }),
+        retain: m.ops.retain.as_deref().map(|path| Op { path, timeout_ms: None }),
+        forget: m.ops.forget.as_deref().map(|path| Op { path, timeout_ms: None }),
+        auth: auth_out(&m.auth, mode),
+    };
+    super::go_json(&out)
+}

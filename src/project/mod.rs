@@ -1,0 +1,84 @@
+//! Projection: resolved plans → the artifact tree. Pure: same inputs, same bytes.
+//!
+//! ```text
+//! context/<agent-id>/CLAWDAPUS.md       every agent
+//! context/<agent-id>/tools.json         cllama agents with ≥ 1 granted tool
+//! context/<agent-id>/feeds.json         cllama agents with ≥ 1 feed
+//! context/<agent-id>/memory.json        cllama agents with memory
+//! context/<agent-id>/skills/<name>      descriptor skills of the agent's service surfaces
+//! report.json
+//! ```
+
+pub mod alias;
+pub mod context_md;
+pub mod mediated;
+pub mod report;
+
+use crate::diag::Diagnostic;
+use crate::grant::{Plan, SecretMode};
+use crate::output::ArtifactSet;
+use crate::pod::Pod;
+use crate::registry::Registry;
+use crate::sourcemap::SourceMap;
+use std::collections::BTreeMap;
+
+pub(crate) fn go_json<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
+    crate::output::json::to_go_json(v)
+}
+
+/// Builds every artifact. `mode` decides how tokens are written; files that hold a
+/// literal token are marked secret.
+pub fn project(
+    pod: &Pod,
+    reg: &Registry,
+    plans: &BTreeMap<String, Plan>,
+    sources: &SourceMap,
+    warnings: &[Diagnostic],
+    mode: SecretMode,
+) -> ArtifactSet {
+    let mut out = ArtifactSet::default();
+    let mut agents = Vec::new();
+    for (service, plan) in plans {
+        let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
+        let mediated = !claw.cllama.is_empty();
+        for id in claw.agent_ids(service) {
+            let dir = format!("context/{id}");
+            let mut files = Vec::new();
+            let mut put = |out: &mut ArtifactSet, name: &str, bytes: Vec<u8>, secret: bool| {
+                files.push(format!("{dir}/{name}"));
+                out.insert_secret(format!("{dir}/{name}"), bytes, secret);
+            };
+            put(&mut out, "CLAWDAPUS.md", context_md::render(pod, reg, claw, &id, plan), false);
+            let inline = mode == SecretMode::Inline;
+            if mediated && !plan.tools.is_empty() {
+                let secret = inline && plan.tools.iter().any(|t| t.auth.as_ref().is_some_and(|a| a.value.is_some()));
+                put(&mut out, "tools.json", mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode), secret);
+            }
+            if mediated && !plan.feeds.is_empty() {
+                let secret = inline && plan.feeds.iter().any(|f| f.auth.as_ref().is_some_and(|a| a.value.is_some()));
+                put(&mut out, "feeds.json", mediated::feeds_json(&id, &plan.feeds, mode), secret);
+            }
+            if let Some(m) = plan.memory.as_ref().filter(|_| mediated) {
+                let secret = inline && m.auth.as_ref().is_some_and(|a| a.value.is_some());
+                put(&mut out, "memory.json", mediated::memory_json(m, mode), secret);
+            }
+            for s in claw.surfaces.iter().filter(|s| s.scheme == "service") {
+                if let Some(skill) = reg.services.get(&s.target).and_then(|d| d.skill.as_ref()) {
+                    put(&mut out, &format!("skills/{}", skill.name), skill.text.clone().into_bytes(), false);
+                }
+            }
+            files.sort();
+            agents.push(report::agent_report(&id, service, &claw.cllama, plan, reg, sources, files));
+        }
+    }
+    agents.sort_by(|a, b| a.id.cmp(&b.id));
+    let report = report::Report {
+        version: 1,
+        pod: &pod.name,
+        agents,
+        services: report::services_report(pod, reg, sources),
+        warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
+    };
+    out.insert("report.json", go_json(&report));
+    out
+}

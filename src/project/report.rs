@@ -1,0 +1,156 @@
+//! `report.json`: per agent, every granted tool with the grant that caused it, feeds,
+//! memory and artifacts; per service, where its descriptor came from; every warning.
+//! Never holds a secret value (only variable names).
+
+use super::alias::presented_name;
+use crate::diag::DiagnosticJson;
+use crate::grant::{Plan, Provenance};
+use crate::pod::{Origin, Pod};
+use crate::registry::Registry;
+use crate::sourcemap::SourceMap;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize)]
+pub struct Report<'a> {
+    pub version: u32,
+    pub pod: &'a str,
+    pub agents: Vec<AgentReport<'a>>,
+    pub services: Vec<ServiceReport<'a>>,
+    pub warnings: Vec<DiagnosticJson>,
+}
+
+#[derive(Serialize)]
+pub struct AgentReport<'a> {
+    pub id: String,
+    pub service: &'a str,
+    pub cllama: &'a [String],
+    pub tools: Vec<ToolReport>,
+    pub feeds: Vec<FeedReport<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryReport<'a>>,
+    pub artifacts: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct ToolReport {
+    pub name: String,
+    pub alias: String,
+    pub grant: GrantReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_env: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct GrantReport {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// `service` (the agent's own `tools:`), `tools-defaults` (inherited because the
+    /// service declares no `tools:`) or `spread` (spliced in by `...`).
+    pub via: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread_line: Option<u32>,
+    /// `all` or `named`.
+    pub allow: &'static str,
+}
+
+#[derive(Serialize)]
+pub struct FeedReport<'a> {
+    pub name: String,
+    pub source: &'a str,
+    pub url: String,
+    pub ttl: u64,
+}
+
+#[derive(Serialize)]
+pub struct MemoryReport<'a> {
+    pub service: &'a str,
+    pub base_url: &'a str,
+    pub timeout_ms: u64,
+}
+
+#[derive(Serialize)]
+pub struct ServiceReport<'a> {
+    pub name: &'a str,
+    pub descriptor: DescriptorReport<'a>,
+}
+
+#[derive(Serialize)]
+pub struct DescriptorReport<'a> {
+    pub source: &'a str,
+    pub origin: &'a crate::source::OriginKind,
+    pub version: u8,
+    pub tools: Vec<&'a str>,
+    pub feeds: Vec<&'a str>,
+    pub memory: bool,
+}
+
+pub fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport {
+    let (via_s, spread_line) = match via.origin {
+        Origin::Service => ("service", None),
+        Origin::Defaults { spread: None } => ("tools-defaults", None),
+        Origin::Defaults { spread: Some(l) } => ("spread", Some(l.span.line)),
+    };
+    GrantReport {
+        file: sources.name(via.grant.file).to_string(),
+        line: via.grant.span.line,
+        column: via.grant.span.col,
+        via: via_s,
+        spread_line,
+        allow: if via.all { "all" } else { "named" },
+    }
+}
+
+pub fn agent_report<'a>(
+    id: &str,
+    service: &'a str,
+    cllama: &'a [String],
+    plan: &'a Plan,
+    reg: &Registry,
+    sources: &SourceMap,
+    artifacts: Vec<String>,
+) -> AgentReport<'a> {
+    let tools = plan
+        .tools
+        .iter()
+        .map(|g| {
+            let name = format!("{}.{}", g.service, super::mediated::tool_of(reg, g).name);
+            ToolReport {
+                alias: presented_name(&name),
+                name,
+                grant: grant_report(&g.via, sources),
+                auth_env: g.auth.as_ref().map(|t| t.env.clone()),
+            }
+        })
+        .collect();
+    let feeds = plan
+        .feeds
+        .iter()
+        .map(|f| {
+            let path = f.path.replace("{claw_id}", id);
+            FeedReport { name: f.name.replace("{claw_id}", id), source: &f.source, url: format!("{}{path}", f.base_url), ttl: f.ttl }
+        })
+        .collect();
+    let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });
+    AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts }
+}
+
+pub fn services_report<'a>(pod: &'a Pod, reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
+    let _ = pod;
+    let by_name: BTreeMap<&str, _> = reg.services.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    by_name
+        .into_iter()
+        .map(|(name, d)| ServiceReport {
+            name,
+            descriptor: DescriptorReport {
+                source: sources.name(d.file),
+                origin: &d.origin,
+                version: d.descriptor.version,
+                tools: d.descriptor.tools.iter().map(|t| t.name.as_str()).collect(),
+                feeds: d.descriptor.feeds.iter().map(|f| f.name.as_str()).collect(),
+                memory: d.descriptor.memory.is_some(),
+            },
+        })
+        .collect()
+}
