@@ -15,6 +15,10 @@
 //!
 //! Only [`compile`] (reading) and [`output::write`] (writing) touch the file system.
 
+// Diagnostics are the error payload of every pass; they are built rarely and carry their
+// location and help inline, so boxing them would only add noise.
+#![allow(clippy::result_large_err)]
+
 pub mod compile;
 pub mod describe;
 pub mod diag;

@@ -437,16 +437,16 @@ impl Dec<'_> {
             }
         }
         let body_key = self.string(h, &hpath, "body_key", &format!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
-        if let Some((_, kpath)) = &body_key {
-            if !matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
-                self.err(
-                    diags::TOOL,
-                    format!("tools[{i}]: http.body_key requires POST, PUT, or PATCH"),
-                    kpath,
-                    "remove body_key, or use a method with a body",
-                );
-                return None;
-            }
+        if let Some((_, kpath)) = &body_key
+            && !matches!(method.as_str(), "POST" | "PUT" | "PATCH")
+        {
+            self.err(
+                diags::TOOL,
+                format!("tools[{i}]: http.body_key requires POST, PUT, or PATCH"),
+                kpath,
+                "remove body_key, or use a method with a body",
+            );
+            return None;
         }
         Some(HttpExec { method, path: p, body_key: body_key.map(|(k, _)| k) })
     }

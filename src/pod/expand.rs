@@ -35,15 +35,15 @@ pub(super) fn expand_list<T: Clone>(
         .label("second spread")
         .help("keep one `...` where the pod defaults should be spliced in"));
     }
-    if let Some(spread) = spreads.first() {
-        if defaults.is_none_or(<[T]>::is_empty) {
-            return Err(Diagnostic::error(
-                diags::SPREAD_WITHOUT_DEFAULTS,
-                format!("service \"{service}\": {key}: spread token \"...\" used but no pod-level {key}-defaults declared"),
-            )
-            .at(*spread)
-            .help(format!("declare `{key}-defaults:` under the pod's top-level `x-claw`, or remove the `...`")));
-        }
+    if let Some(spread) = spreads.first()
+        && defaults.is_none_or(<[T]>::is_empty)
+    {
+        return Err(Diagnostic::error(
+            diags::SPREAD_WITHOUT_DEFAULTS,
+            format!("service \"{service}\": {key}: spread token \"...\" used but no pod-level {key}-defaults declared"),
+        )
+        .at(*spread)
+        .help(format!("declare `{key}-defaults:` under the pod's top-level `x-claw`, or remove the `...`")));
     }
     let mut out = Vec::with_capacity(own.len() + defaults.map_or(0, <[T]>::len));
     for item in own {

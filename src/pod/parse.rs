@@ -632,20 +632,21 @@ impl Cx<'_> {
 
     fn tool_policy(&mut self, node: &Node) -> Option<ToolPolicy> {
         self.map(node, "tool-policy")?;
-        let mut p = ToolPolicy::default();
-        p.max_rounds = node.get("max-rounds").and_then(|n| self.positive(n, "max-rounds"));
-        p.timeout_per_tool_ms = node.get("timeout-per-tool-ms").and_then(|n| self.positive(n, "timeout-per-tool-ms"));
-        p.total_timeout_ms = node.get("total-timeout-ms").and_then(|n| self.positive(n, "total-timeout-ms"));
-        if let (Some(per), Some(total)) = (p.timeout_per_tool_ms, p.total_timeout_ms) {
-            if total < per {
-                let loc = node.get("total-timeout-ms").map_or(node.loc, |n| n.loc);
-                self.error(
-                    diags::INVALID_VALUE,
-                    "total-timeout-ms must be >= timeout-per-tool-ms",
-                    loc,
-                    format!("raise total-timeout-ms to at least {per}"),
-                );
-            }
+        let p = ToolPolicy {
+            max_rounds: node.get("max-rounds").and_then(|n| self.positive(n, "max-rounds")),
+            timeout_per_tool_ms: node.get("timeout-per-tool-ms").and_then(|n| self.positive(n, "timeout-per-tool-ms")),
+            total_timeout_ms: node.get("total-timeout-ms").and_then(|n| self.positive(n, "total-timeout-ms")),
+        };
+        if let (Some(per), Some(total)) = (p.timeout_per_tool_ms, p.total_timeout_ms)
+            && total < per
+        {
+            let loc = node.get("total-timeout-ms").map_or(node.loc, |n| n.loc);
+            self.error(
+                diags::INVALID_VALUE,
+                "total-timeout-ms must be >= timeout-per-tool-ms",
+                loc,
+                format!("raise total-timeout-ms to at least {per}"),
+            );
         }
         Some(p)
     }
@@ -675,13 +676,13 @@ impl Cx<'_> {
         let mut errors = Vec::new();
         for (name, svc) in services {
             for feed in svc.claw.iter().flat_map(|c| &c.feeds) {
-                if let FeedEntry::Inline(f) = feed {
-                    if !services.contains_key(&f.source.value) {
-                        let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
-                        let help =
-                            suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
-                        errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
-                    }
+                if let FeedEntry::Inline(f) = feed
+                    && !services.contains_key(&f.source.value)
+                {
+                    let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
+                    let help =
+                        suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
+                    errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
                 }
             }
         }

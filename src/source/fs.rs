@@ -60,10 +60,10 @@ pub fn contained(root: &Path, untrusted: &str) -> Result<PathBuf, String> {
             Component::RootDir | Component::Prefix(_) => {}
         }
     }
-    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize()) {
-        if !real.starts_with(&real_root) {
-            return Err(format!("\"{untrusted}\" is a symlink that leads out of its build context"));
-        }
+    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize())
+        && !real.starts_with(&real_root)
+    {
+        return Err(format!("\"{untrusted}\" is a symlink that leads out of its build context"));
     }
     Ok(joined)
 }
