@@ -1,0 +1,130 @@
+//! Same inputs, same bytes: whatever the order of services in the YAML, of keys in the
+//! descriptors, the working directory, or how the pod path is spelled.
+
+use super::harness::{clawc, tree};
+use serde_json::Value;
+use std::path::Path;
+
+fn example() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk")
+}
+
+fn copy(from: &Path, to: &Path) {
+    for (rel, bytes) in tree(from) {
+        if rel.starts_with(".claw-compiled/") || rel.starts_with("expected/") || rel == ".env" {
+            continue;
+        }
+        let p = to.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+}
+
+/// The `services:` entries in reverse order (top-level entries start at two spaces).
+fn reverse_services(yaml: &str) -> String {
+    let (head, services) = yaml.split_once("\nservices:\n").unwrap();
+    let mut blocks: Vec<String> = Vec::new();
+    for line in services.lines() {
+        if line.starts_with("  ") && !line.starts_with("   ") && !line.trim().is_empty() {
+            blocks.push(String::new());
+        }
+        let b = blocks.last_mut().unwrap();
+        b.push_str(line);
+        b.push('\n');
+    }
+    blocks.reverse();
+    format!("{head}\nservices:\n{}", blocks.concat())
+}
+
+/// JSON with every object's keys written in reverse order and different whitespace.
+fn reverse_keys(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let items: Vec<String> = m.iter().rev().map(|(k, v)| format!("{}:  {}", serde_json::to_string(k).unwrap(), reverse_keys(v))).collect();
+            format!("{{ {} }}", items.join(",\n"))
+        }
+        Value::Array(a) => format!("[{}]", a.iter().map(reverse_keys).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
+}
+
+/// The report with `line`, `column` and `spread_line` removed everywhere.
+fn without_positions(bytes: &[u8]) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["line", "column", "spread_line"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_slice(bytes).unwrap();
+    strip(&mut v);
+    v
+}
+
+fn compile(dir: &Path, cwd: &Path, pod_arg: &str, out: &Path) {
+    let o = clawc().current_dir(cwd).args(["compile", pod_arg, "-o"]).arg(out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.exists());
+}
+
+#[test]
+fn shuffled_inputs_give_identical_trees() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    copy(&example(), a.path());
+    copy(&example(), b.path());
+    let pod = b.path().join("claw-pod.yml");
+    std::fs::write(&pod, reverse_services(&std::fs::read_to_string(&pod).unwrap())).unwrap();
+    for (rel, bytes) in tree(b.path()) {
+        if rel.ends_with(".json") {
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            std::fs::write(b.path().join(&rel), reverse_keys(&v)).unwrap();
+        }
+    }
+    assert_ne!(std::fs::read(a.path().join("claw-pod.yml")).unwrap(), std::fs::read(&pod).unwrap());
+    let out_a = tempfile::tempdir().unwrap();
+    let out_b = tempfile::tempdir().unwrap();
+    compile(a.path(), a.path(), "claw-pod.yml", out_a.path());
+    // Other working directory, absolute pod path.
+    compile(b.path(), out_b.path(), pod.to_str().unwrap(), out_b.path());
+    let ta = tree(out_a.path());
+    let tb = tree(out_b.path());
+    assert!(ta.len() > 20);
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (k, v) in &ta {
+        if k == "report.json" {
+            // Grant provenance carries source lines, which reordering the YAML moves.
+            assert_eq!(without_positions(v), without_positions(&tb[k]), "report.json differs beyond source positions");
+            assert_ne!(v, &tb[k], "the shuffle should have moved grant lines");
+            continue;
+        }
+        assert!(tb[k] == *v, "{k} differs between shuffled compiles");
+        let text = String::from_utf8_lossy(v);
+        assert!(!text.contains(a.path().to_str().unwrap()) && !text.contains("/tmp/"), "{k} holds a host path");
+    }
+}
+
+#[test]
+fn the_bundled_example_output_is_committed_and_current() {
+    // examples/trading-desk/expected/ is the reviewed output; it must match a fresh compile.
+    let out = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy(&example(), dir.path());
+    compile(dir.path(), dir.path(), "claw-pod.yml", out.path());
+    let expected = example().join("expected");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        let _ = std::fs::remove_dir_all(&expected);
+        for (rel, bytes) in tree(out.path()) {
+            let p = expected.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+    assert_eq!(tree(out.path()), tree(&expected), "run UPDATE_GOLDEN=1 cargo test and review the diff");
+}

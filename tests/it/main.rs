@@ -1,0 +1,8 @@
+//! The integration tests: one binary, driving the real `clawc` executable.
+
+mod bad_input;
+mod determinism;
+mod golden;
+mod harness;
+mod schemas;
+mod write;

@@ -1,0 +1,70 @@
+//! Writing: only changed files, stale files removed, foreign files untouched, failed
+//! compiles leave the previous tree alone, token files 0600.
+
+use super::harness::{Pod, http_descriptor};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+fn pod() -> Pod {
+    let desc = http_descriptor(&["a", "b"]).replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    Pod::new("services:\n  bot:\n    environment: [API_TOKEN]\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n").file("api/.claw-describe.json", &desc)
+}
+
+#[test]
+fn rewrites_only_what_changed_and_removes_stale_files() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let tools_ino = std::fs::metadata(pod.path("out/context/bot/tools.json")).unwrap().ino();
+    std::fs::write(pod.path("out/mine.txt"), "not clawc's").unwrap();
+    let run = pod.compile(&[]);
+    let summary: serde_json::Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["summary"]["written"].as_array().unwrap().len(), 0, "{}", run.stdout);
+    assert_eq!(std::fs::metadata(pod.path("out/context/bot/tools.json")).unwrap().ino(), tools_ino, "unchanged file was rewritten");
+    // Rename the agent: its old context is stale and goes; the foreign file stays.
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!pod.path("out/context/bot").exists(), "stale context dir left behind");
+    assert!(pod.path("out/context/robot/tools.json").exists());
+    assert_eq!(pod.read("out/mine.txt"), "not clawc's");
+}
+
+#[test]
+fn a_failed_compile_leaves_the_previous_tree() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let before = super::harness::tree(&pod.path("out"));
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [apii]")).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2);
+    run.assert_error("clawc::grant::unknown_tool_service", "\"apii\"");
+    assert!(run.assert_error("clawc::grant::unknown_tool_service", "apii")["help"].as_str().unwrap().contains("did you mean `api`"));
+    assert_eq!(super::harness::tree(&pod.path("out")), before);
+}
+
+#[test]
+fn inline_tokens_are_0600_and_redacted_by_default() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0, "redact needs only the declaration");
+    assert!(pod.read("out/context/bot/tools.json").contains("\"token\": \"${API_TOKEN}\""));
+    let run = pod.run_with_env(&["--secrets", "inline"], &[]);
+    assert_eq!(run.code, 2, "inline needs a value");
+    run.assert_error("clawc::grant::auth_env", "service env has no value for \"API_TOKEN\"");
+    let pod = pod.file(".env", "API_TOKEN=tok-0123456789\n");
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}")).unwrap();
+    let run = pod.run_with_env(&["--secrets", "inline"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(pod.read("out/context/bot/tools.json").contains("\"token\": \"tok-0123456789\""));
+    let mode = std::fs::metadata(pod.path("out/context/bot/tools.json")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let md = std::fs::metadata(pod.path("out/context/bot/CLAWDAPUS.md")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(md, 0o644);
+    // Back to redact: the token file is rewritten without the value, and 0644.
+    assert_eq!(pod.compile(&[]).code, 0);
+    assert!(!pod.read("out/context/bot/tools.json").contains("tok-0123456789"));
+    let mode = std::fs::metadata(pod.path("out/context/bot/tools.json")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+    // The process environment overlays .env.
+    let run = pod.run_with_env(&["--secrets", "inline"], &[("API_TOKEN", "from-process-env-1")]);
+    assert_eq!(run.code, 0);
+    assert!(pod.read("out/context/bot/tools.json").contains("from-process-env-1"));
+}
