@@ -172,6 +172,9 @@ impl Diagnostic {
 pub fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(f64, &str)> = None;
     for c in candidates {
+        if c == needle {
+            continue;
+        }
         let score = strsim::jaro_winkler(needle, c);
         if score > 0.8 && best.is_none_or(|(s, b)| score > s || (score == s && c < b)) {
             best = Some((score, c));

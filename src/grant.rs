@@ -86,7 +86,7 @@ pub struct Plan {
 
 /// Resolves every agent service's grants. Plans are keyed by service name.
 pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
-    let mut r = Resolver { pod, reg, env, mode, diags: Vec::new() };
+    let mut r = Resolver { pod, reg, env, mode, diags: Vec::new(), auth_reported: HashSet::new() };
     let mut plans = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
@@ -103,6 +103,8 @@ struct Resolver<'a> {
     env: &'a Env,
     mode: SecretMode,
     diags: Vec<Diagnostic>,
+    /// (consumer, provider) pairs whose missing token was already reported.
+    auth_reported: HashSet<(String, String)>,
 }
 
 impl Resolver<'_> {
@@ -276,6 +278,9 @@ impl Resolver<'_> {
     }
 
     fn auth_error(&mut self, consumer: &Service, provider: &str, what: &str, var: &str, loc: Loc, why: &str) {
+        if !self.auth_reported.insert((consumer.name.clone(), provider.to_string())) {
+            return;
+        }
         let auth_kind = if what.starts_with("feed") { "feed auth" } else { "auth" };
         let msg = format!("service \"{}\": {what}: {auth_kind}: {why}", consumer.name);
         let help = match self.mode {

@@ -58,6 +58,8 @@ const POD_KEYS: &[&str] = &[
     "alert-webhooks",
     "alert-mentions",
 ];
+/// Pod-level keys that are an error (not just unknown) on a service.
+const MISPLACED: &[&str] = &["alert-webhooks", "alert-mentions"];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
 
 /// Parses the pod. Returns the pod when no error was found, and every diagnostic.
@@ -164,7 +166,7 @@ impl Cx<'_> {
     fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], whose: &str) {
         for (k, _) in map {
             let Some(key) = k.as_str() else { continue };
-            if known.contains(&key) {
+            if known.contains(&key) || MISPLACED.contains(&key) {
                 continue;
             }
             let help = suggest(key, known.iter().copied(), format!("known keys: {}", known.join(", ")));
@@ -333,7 +335,7 @@ impl Cx<'_> {
         if !x.is_null() {
             let map = self.map(x, "x-claw")?;
             self.unknown_keys(map, SERVICE_KEYS, "service-level");
-            for key in ["alert-webhooks", "alert-mentions"] {
+            for &key in MISPLACED {
                 if let Some(k) = x.key_node(key) {
                     let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");
                     self.error(diags::MISPLACED_KEY, msg, k.loc, "move it under the pod's top-level `x-claw`");

@@ -3,7 +3,8 @@
 
 use super::harness::{Pod, http_descriptor};
 
-const AGENT: &str = "services:\n  bot:\n    image: bot\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n";
+const AGENT: &str =
+    "services:\n  bot:\n    image: bot\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n";
 
 #[track_caller]
 fn fails(pod: &Pod, code: &str, msg: &str) -> serde_json::Value {
@@ -42,14 +43,16 @@ fn deep_nesting_is_refused() {
 
 #[test]
 fn oversized_files_are_refused() {
-    let pod = Pod::new(AGENT).file("api/.claw-describe.json", &format!("{{\"version\":2,\"description\":\"{}\"}}", "x".repeat(9 * 1024 * 1024)));
+    let pod =
+        Pod::new(AGENT).file("api/.claw-describe.json", &format!("{{\"version\":2,\"description\":\"{}\"}}", "x".repeat(9 * 1024 * 1024)));
     let d = fails(&pod, "clawc::source::too_large", "the limit is");
     assert_eq!(d["file"], "claw-pod.yml", "points at the service that reads it");
 }
 
 #[test]
 fn wrong_types_in_the_pod() {
-    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: api\n      count: many\n      feeds: {a: 1}\n");
+    let pod =
+        Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: api\n      count: many\n      feeds: {a: 1}\n");
     fails(&pod, "clawc::pod::wrong_type", "tools must be a list, got a string");
     fails(&pod, "clawc::pod::wrong_type", "count must be an integer");
     fails(&pod, "clawc::pod::wrong_type", "feeds must be a list");
@@ -74,7 +77,8 @@ fn malformed_and_deep_descriptor_json() {
 
 #[test]
 fn descriptor_wrong_types_point_at_the_value() {
-    let pod = Pod::new(AGENT).file("api/.claw-describe.json", "{\"version\": 2,\n \"feeds\": [{\"name\": \"f\", \"path\": \"/f\", \"ttl\": \"5m\"}]}");
+    let pod = Pod::new(AGENT)
+        .file("api/.claw-describe.json", "{\"version\": 2,\n \"feeds\": [{\"name\": \"f\", \"path\": \"/f\", \"ttl\": \"5m\"}]}");
     let d = fails(&pod, "clawc::describe::wrong_type", "feeds[0].ttl must be an integer number of seconds, got a string");
     assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(2), Some(47)));
 }
@@ -82,7 +86,8 @@ fn descriptor_wrong_types_point_at_the_value() {
 #[test]
 fn invalid_input_schema_names_the_tool_and_the_spot() {
     let desc = r#"{"version":2,"tools":[{"name":"t","description":"d","inputSchema":{"type":"object","properties":{"a":{"type":"strng"}}},"http":{"method":"GET","path":"/t"}}]}"#;
-    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n").file("api/.claw-describe.json", desc);
+    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", desc);
     let d = fails(&pod, "clawc::describe::input_schema", "tools[0]: inputSchema is not a valid JSON Schema");
     let col = d["column"].as_u64().unwrap() as usize;
     assert_eq!(&desc[col - 1..col + 6], "\"strng\"");
@@ -96,7 +101,9 @@ fn label_path_escaping_the_build_context() {
 
 #[test]
 fn label_symlink_escaping_the_build_context() {
-    let pod = Pod::new(AGENT).file("api/Dockerfile", "FROM scratch\nLABEL claw.describe=/d.json\n").file("outside.json", &http_descriptor(&["t"]));
+    let pod = Pod::new(AGENT)
+        .file("api/Dockerfile", "FROM scratch\nLABEL claw.describe=/d.json\n")
+        .file("outside.json", &http_descriptor(&["t"]));
     std::os::unix::fs::symlink(pod.path("outside.json"), pod.path("api/d.json")).unwrap();
     fails(&pod, "clawc::source::path_escape", "symlink that leads out");
 }
@@ -112,7 +119,11 @@ fn descriptor_skill_escaping_the_build_context() {
 #[test]
 fn missing_descriptor_skill() {
     let desc = http_descriptor(&["t"]).replace("\"version\":2", "\"version\":2,\"skill\":\"SKILL.md\"");
-    fails(&Pod::new(AGENT).file("api/.claw-describe.json", &desc), "clawc::source::skill_not_found", "descriptor skill \"SKILL.md\" was not found in the build context");
+    fails(
+        &Pod::new(AGENT).file("api/.claw-describe.json", &desc),
+        "clawc::source::skill_not_found",
+        "descriptor skill \"SKILL.md\" was not found in the build context",
+    );
 }
 
 #[test]
@@ -134,7 +145,10 @@ fn non_utf8_pod() {
 
 #[test]
 fn leaked_secret_is_refused_without_printing_it() {
-    let desc = http_descriptor(&["t"]).replace("\"description\":\"svc\"", "\"description\":\"token s3cr3t-token-value\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    let desc = http_descriptor(&["t"]).replace(
+        "\"description\":\"svc\"",
+        "\"description\":\"token s3cr3t-token-value\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}",
+    );
     let pod = Pod::new("services:\n  bot:\n    environment:\n      API_TOKEN: s3cr3t-token-value\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n      surfaces: [service://api]\n  api:\n    build: ./api\n")
         .file("api/.claw-describe.json", &desc);
     for mode in ["redact", "inline"] {

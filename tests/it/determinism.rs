@@ -40,7 +40,8 @@ fn reverse_services(yaml: &str) -> String {
 fn reverse_keys(v: &Value) -> String {
     match v {
         Value::Object(m) => {
-            let items: Vec<String> = m.iter().rev().map(|(k, v)| format!("{}:  {}", serde_json::to_string(k).unwrap(), reverse_keys(v))).collect();
+            let items: Vec<String> =
+                m.iter().rev().map(|(k, v)| format!("{}:  {}", serde_json::to_string(k).unwrap(), reverse_keys(v))).collect();
             format!("{{ {} }}", items.join(",\n"))
         }
         Value::Array(a) => format!("[{}]", a.iter().map(reverse_keys).collect::<Vec<_>>().join(", ")),

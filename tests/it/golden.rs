@@ -52,7 +52,8 @@ fn run_case(case: &Path) -> Result<(), String> {
         return Ok(());
     }
     let mut problems = Vec::new();
-    let want_code = std::fs::read_to_string(expected.join("exit-code")).map_err(|_| "no expected/exit-code (run with UPDATE_GOLDEN=1)".to_string())?;
+    let want_code =
+        std::fs::read_to_string(expected.join("exit-code")).map_err(|_| "no expected/exit-code (run with UPDATE_GOLDEN=1)".to_string())?;
     if want_code.trim() != code {
         problems.push(format!("exit code {code}, expected {}\nstderr: {}", want_code.trim(), String::from_utf8_lossy(&o.stderr)));
     }
@@ -67,7 +68,11 @@ fn run_case(case: &Path) -> Result<(), String> {
     for (rel, bytes) in &want_tree {
         match got_tree.get(rel) {
             None => problems.push(format!("missing output {rel}")),
-            Some(b) if b != bytes => problems.push(format!("{rel} differs:\n--- expected\n{}\n--- got\n{}", String::from_utf8_lossy(bytes), String::from_utf8_lossy(b))),
+            Some(b) if b != bytes => problems.push(format!(
+                "{rel} differs:\n--- expected\n{}\n--- got\n{}",
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(b)
+            )),
             _ => {}
         }
     }
@@ -80,9 +85,11 @@ fn run_case(case: &Path) -> Result<(), String> {
 #[test]
 fn golden_cases() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let mut cases: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("claw-pod.yml").exists()).collect();
+    let mut cases: Vec<_> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("claw-pod.yml").exists()).collect();
     cases.sort();
     assert!(cases.len() >= 10, "expected the golden cases under {}", root.display());
-    let failures: Vec<String> = cases.iter().filter_map(|c| run_case(c).err().map(|e| format!("=== {}\n{e}", c.file_name().unwrap().to_string_lossy()))).collect();
+    let failures: Vec<String> =
+        cases.iter().filter_map(|c| run_case(c).err().map(|e| format!("=== {}\n{e}", c.file_name().unwrap().to_string_lossy()))).collect();
     assert!(failures.is_empty(), "{} of {} golden cases failed:\n{}", failures.len(), cases.len(), failures.join("\n\n"));
 }

@@ -70,7 +70,11 @@ impl Pod {
             c.env(k, v);
         }
         let o = c.output().unwrap();
-        Run { code: o.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&o.stdout).into(), stderr: String::from_utf8_lossy(&o.stderr).into() }
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into(),
+            stderr: String::from_utf8_lossy(&o.stderr).into(),
+        }
     }
 
     pub fn out_exists(&self) -> bool {
@@ -109,7 +113,11 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 pub fn http_descriptor(tools: &[&str]) -> String {
     let tools: Vec<String> = tools
         .iter()
-        .map(|t| format!(r#"{{"name":"{t}","description":"does {t}","inputSchema":{{"type":"object"}},"http":{{"method":"POST","path":"/{t}"}}}}"#))
+        .map(|t| {
+            format!(
+                r#"{{"name":"{t}","description":"does {t}","inputSchema":{{"type":"object"}},"http":{{"method":"POST","path":"/{t}"}}}}"#
+            )
+        })
         .collect();
     format!(r#"{{"version":2,"description":"svc","tools":[{}]}}"#, tools.join(","))
 }

@@ -14,7 +14,8 @@ fn validator(name: &str) -> jsonschema::Validator {
     let schema = load(name);
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
     let v1 = load("descriptor-v1.schema.json");
-    let registry = jsonschema::Registry::new().add("https://clawdapus.dev/schemas/clawc/descriptor-v1.schema.json", v1).unwrap().prepare().unwrap();
+    let registry =
+        jsonschema::Registry::new().add("https://clawdapus.dev/schemas/clawc/descriptor-v1.schema.json", v1).unwrap().prepare().unwrap();
     jsonschema::options().with_registry(&registry).build(&schema).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -29,7 +30,12 @@ fn compiled_artifacts_match_their_schemas() {
     let expected = root().join("examples/trading-desk/expected");
     let files = tree(&expected);
     let mut seen = std::collections::BTreeMap::<&str, usize>::new();
-    for (kind, schema) in [("tools.json", "tools.schema.json"), ("feeds.json", "feeds.schema.json"), ("memory.json", "memory.schema.json"), ("report.json", "report.schema.json")] {
+    for (kind, schema) in [
+        ("tools.json", "tools.schema.json"),
+        ("feeds.json", "feeds.schema.json"),
+        ("memory.json", "memory.schema.json"),
+        ("report.json", "report.schema.json"),
+    ] {
         let v = validator(schema);
         for (rel, bytes) in files.iter().filter(|(rel, _)| rel.ends_with(kind)) {
             check(&v, rel, &serde_json::from_slice(bytes).unwrap());
@@ -57,6 +63,8 @@ fn example_descriptors_match_their_schemas() {
     assert!(n >= 5);
     // And the schemas reject what clawc rejects.
     check(&v2, "sanity", &serde_json::json!({"version": 2, "tools": []}));
-    assert!(!v2.is_valid(&serde_json::json!({"version": 2, "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]})));
+    assert!(
+        !v2.is_valid(&serde_json::json!({"version": 2, "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]}))
+    );
     assert!(!v1.is_valid(&serde_json::json!({"version": 1, "tools": []})));
 }

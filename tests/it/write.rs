@@ -5,7 +5,8 @@ use super::harness::{Pod, http_descriptor};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn pod() -> Pod {
-    let desc = http_descriptor(&["a", "b"]).replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    let desc = http_descriptor(&["a", "b"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
     Pod::new("services:\n  bot:\n    environment: [API_TOKEN]\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n").file("api/.claw-describe.json", &desc)
 }
 
@@ -50,7 +51,11 @@ fn inline_tokens_are_0600_and_redacted_by_default() {
     assert_eq!(run.code, 2, "inline needs a value");
     run.assert_error("clawc::grant::auth_env", "service env has no value for \"API_TOKEN\"");
     let pod = pod.file(".env", "API_TOKEN=tok-0123456789\n");
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}")).unwrap();
+    std::fs::write(
+        pod.path("claw-pod.yml"),
+        pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}"),
+    )
+    .unwrap();
     let run = pod.run_with_env(&["--secrets", "inline"], &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(pod.read("out/context/bot/tools.json").contains("\"token\": \"tok-0123456789\""));

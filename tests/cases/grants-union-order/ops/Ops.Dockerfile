@@ -1,0 +1,2 @@
+FROM scratch
+LABEL claw.describe="/meta/ops.json"
