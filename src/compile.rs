@@ -213,10 +213,16 @@ pub fn build(
     let secrets = secrets::collect(&plans);
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
     let redacted = project::project(pod, &reg, &plans, sources, &warnings, SecretMode::Redact);
-    diags.extend(secrets::scan(&redacted, &secrets));
+    let scan = secrets::scan(&redacted, &secrets);
+    let new_warnings = !scan.is_empty();
+    diags.extend(scan);
     if diags.has_errors() {
         return None;
     }
+    if mode == SecretMode::Redact && !new_warnings {
+        return Some(redacted);
+    }
+    // Inline tokens (or scan warnings for the report): render the final tree.
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
     Some(project::project(pod, &reg, &plans, sources, &warnings, mode))
 }

@@ -72,7 +72,7 @@ pub fn write_tree(out: &Path, artifacts: &ArtifactSet) -> Result<WriteSummary, D
             .permissions(fs::Permissions::from_mode(mode_of(a.secret)))
             .tempfile_in(dir)
             .map_err(|e| io("stage a file in", dir, e))?;
-        tmp.write_all(&a.bytes).and_then(|_| tmp.as_file().sync_all()).map_err(|e| io("write", tmp.path(), e))?;
+        tmp.write_all(&a.bytes).map_err(|e| io("write", tmp.path(), e))?;
         staged.push((tmp.into_temp_path(), target, rel.clone()));
     }
     // Everything is staged: swap it in. (Dropping `staged` on an early return above

@@ -84,10 +84,6 @@ impl Pod {
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }
-
-    pub fn json(&self, rel: &str) -> serde_json::Value {
-        serde_json::from_str(&self.read(rel)).unwrap()
-    }
 }
 
 /// Every file under `root`, by `/`-separated relative path.

@@ -1,0 +1,112 @@
+//! End-to-end benchmark of `clawc compile` on generated pods (run: `cargo bench`).
+//!
+//! A pod of `services × count` agent ids and 100 tool services × 20 tools; every agent is
+//! granted 30 tools (20 through `tools-defaults` + `...`, 10 named). Each iteration
+//! compiles from disk and writes the full tree into a fresh directory. Reports the median
+//! of the iterations for 1× (300 agents) and 10× (3000 agents) and their ratio; the peak
+//! RSS of the release binary on the 1× pod is measured by `benches/run.sh`.
+//!
+//! `cargo bench --bench compile -- --generate DIR [SCALE]` only writes the pod.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TOOL_SERVICES: usize = 100;
+const TOOLS_PER_SERVICE: usize = 20;
+const COUNT: usize = 10;
+
+/// Writes a pod with `agent_services × COUNT` agent ids into `dir`.
+fn generate(dir: &Path, agent_services: usize) {
+    let mut pod = String::from(
+        "x-claw:\n  pod: bench\n  cllama-defaults:\n    proxy: [passthrough]\n  tools-defaults:\n    - tools-0\n  feeds-defaults: [feed-0]\nservices:\n",
+    );
+    for a in 0..agent_services {
+        let named = (1 + a % (TOOL_SERVICES - 1)).to_string();
+        let allow: Vec<String> = (0..10).map(|t| format!("op_{t}")).collect();
+        writeln!(
+            pod,
+            "  agent-{a}:\n    image: agent\n    environment:\n      TOKEN_{named}: ${{TOKEN_{named}}}\n    x-claw:\n      count: {COUNT}\n      tools:\n        - ...\n        - service: tools-{named}\n          allow: [{}]\n      surfaces: [service://tools-{named}]",
+            allow.join(", ")
+        )
+        .unwrap();
+    }
+    for s in 0..TOOL_SERVICES {
+        writeln!(pod, "  tools-{s}:\n    build: ./svc/tools-{s}\n    expose: [\"{}\"]", 8000 + s).unwrap();
+        let tools: Vec<String> = (0..TOOLS_PER_SERVICE)
+            .map(|t| {
+                format!(
+                    r#"{{"name":"op_{t}","description":"Operation {t} of service {s}","inputSchema":{{"type":"object","required":["id"],"properties":{{"id":{{"type":"string","minLength":1}},"limit":{{"type":"integer","minimum":1,"maximum":100}}}}}},"http":{{"method":"POST","path":"/ops/{t}/{{claw_id}}","body_key":"args"}},"annotations":{{"readOnly":{}}}}}"#,
+                    t % 2 == 0
+                )
+            })
+            .collect();
+        let auth = if s == 0 { String::new() } else { format!(r#","auth":{{"type":"bearer","env":"TOKEN_{s}"}}"#) };
+        let desc = format!(
+            r#"{{"version":2,"description":"Tool service {s}","feeds":[{{"name":"feed-{s}","path":"/feed/{{claw_id}}","ttl":60}}]{auth},"tools":[{}]}}"#,
+            tools.join(",")
+        );
+        let d = dir.join(format!("svc/tools-{s}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(".claw-describe.json"), desc).unwrap();
+    }
+    std::fs::write(dir.join("claw-pod.yml"), pod).unwrap();
+}
+
+/// Scratch space under `target/`: a long-lived `/tmp` full of recently deleted inodes
+/// makes ext4 file creation several times slower than the compile itself.
+fn scratch() -> tempfile::TempDir {
+    let base =
+        std::env::var_os("CLAWC_BENCH_DIR").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tmp"), Into::into);
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
+/// One compile from disk; with `write`, the full tree is written to a fresh directory.
+fn once(pod_dir: &Path, write: bool) -> Duration {
+    let out = scratch();
+    let opts = clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() };
+    let start = Instant::now();
+    let compiled = clawc::compile(&opts);
+    let artifacts = compiled.artifacts.as_ref().unwrap_or_else(|| panic!("bench pod failed: {:?}", compiled.diagnostics.0.first()));
+    if write {
+        clawc::output::write::write_tree(out.path(), artifacts).unwrap();
+    }
+    start.elapsed()
+}
+
+fn median(pod_dir: &Path, runs: usize, write: bool) -> Duration {
+    once(pod_dir, write); // warm the page cache
+    let mut times: Vec<Duration> = (0..runs).map(|_| once(pod_dir, write)).collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--generate") {
+        let dir = Path::new(&args[i + 1]);
+        let scale: usize = args.get(i + 2).and_then(|s| s.parse().ok()).unwrap_or(1);
+        generate(dir, 30 * scale);
+        println!("generated {} agent ids in {}", 30 * scale * COUNT, dir.display());
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo bench -- --list` (no libtest here)
+    }
+    let small = scratch();
+    let large = scratch();
+    generate(small.path(), 30);
+    generate(large.path(), 300);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    for (label, write) in [("compile (in memory)", false), ("compile + write tree", true)] {
+        let t1 = median(small.path(), 15, write);
+        let t10 = median(large.path(), 5, write);
+        println!(
+            "{label:<22}  300 agent ids: {:>8.1} ms   3000 agent ids: {:>8.1} ms   ratio {:.2}",
+            ms(t1),
+            ms(t10),
+            t10.as_secs_f64() / t1.as_secs_f64()
+        );
+    }
+}
