@@ -94,6 +94,14 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return; // `cargo bench -- --list` (no libtest here)
     }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs this without `--bench`: check the generator only.
+        let tiny = scratch();
+        generate(tiny.path(), 1);
+        let t = once(tiny.path(), true);
+        println!("bench smoke test: {} agent ids compiled in {:.1} ms", COUNT, t.as_secs_f64() * 1e3);
+        return;
+    }
     let small = scratch();
     let large = scratch();
     generate(small.path(), 30);
