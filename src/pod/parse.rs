@@ -180,7 +180,7 @@ impl Cx<'_> {
     }
 
     fn pod(&mut self, root: &Node) -> Option<Pod> {
-        let Some(top) = root.as_map() else {
+        if root.as_map().is_none() {
             self.error(
                 diags::NOT_A_POD,
                 format!("a pod file must be a mapping, got {}", root.kind_name()),
@@ -188,8 +188,7 @@ impl Cx<'_> {
                 "a pod is a Compose file with a top-level `services:` mapping",
             );
             return None;
-        };
-        let _ = top;
+        }
         let Some(services_node) = root.get("services") else {
             self.error(
                 diags::NOT_A_POD,

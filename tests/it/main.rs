@@ -4,5 +4,6 @@ mod bad_input;
 mod determinism;
 mod golden;
 mod harness;
+mod robustness;
 mod schemas;
 mod write;
