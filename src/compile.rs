@@ -62,7 +62,7 @@ pub fn compile(opts: &Options) -> Compiled {
     let mut diags = Diagnostics::default();
     let result = run(opts, &mut sources, &mut diags);
     let (artifacts, agents) = match result {
-        Some((a, n)) if !diags.has_errors() => (Some(a), n),
+        Some((a, n)) if !diags.has_errors() => (Some(a.with_manifest()), n),
         _ => (None, 0),
     };
     Compiled { artifacts, diagnostics: diags.sorted(&sources), sources, agents }

@@ -1,6 +1,7 @@
 //! `clawc compile`.
 
 use super::Format;
+use super::check::DiffMode;
 use clap::{Args, ValueEnum};
 use clawc::diag::{Diagnostic, Severity};
 use clawc::grant::SecretMode;
@@ -33,6 +34,12 @@ pub struct CompileArgs {
     /// Output format for diagnostics and the summary
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Compile in memory and compare with the tree in --out; write nothing. Exit 0 in sync, 1 drift
+    #[arg(long)]
+    check: bool,
+    /// With --check: how much of each difference to show
+    #[arg(long, value_enum, default_value_t = DiffMode::Full, requires = "check")]
+    diff: DiffMode,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,14 +74,23 @@ pub fn run(args: CompileArgs) -> i32 {
         process_env: std::env::vars().collect(),
     };
     let compiled = compile(&opts);
-    report(&compiled.diagnostics.0, &compiled.sources, args.format);
+    if !(args.check && args.format == Format::Json) {
+        report(&compiled.diagnostics.0, &compiled.sources, args.format);
+    }
     let Some(artifacts) = compiled.artifacts.as_ref() else {
+        if args.check && args.format == Format::Json {
+            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled));
+            return compiled.exit_code();
+        }
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
         return compiled.exit_code();
     };
     let out = args.out.clone().unwrap_or_else(|| {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
+    if args.check {
+        return check(&args, &out, artifacts, &compiled);
+    }
     match write_tree(&out, artifacts) {
         Ok(w) => {
             let line = format!(
@@ -133,6 +149,49 @@ fn summary(
                 s["removed"] = w.removed.clone().into();
             }
             println!("{}", serde_json::json!({ "summary": s }));
+        }
+    }
+}
+
+fn json_diags(c: &clawc::Compiled) -> Vec<serde_json::Value> {
+    c.diagnostics.0.iter().map(|d| serde_json::to_value(d.to_json(&c.sources)).expect("diagnostics serialize")).collect()
+}
+
+/// The command that brings the tree in sync: this command line without `--check`.
+fn fix_command(args: &CompileArgs) -> String {
+    let mut cmd = vec!["clawc".to_string(), "compile".to_string(), shell_word(&args.pod.display().to_string())];
+    if let Some(o) = &args.out {
+        cmd.extend(["-o".to_string(), shell_word(&o.display().to_string())]);
+    }
+    if let Some(e) = &args.env_file {
+        cmd.extend(["--env-file".to_string(), shell_word(&e.display().to_string())]);
+    }
+    for (svc, path) in &args.descriptor {
+        cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
+    }
+    if args.secrets == Secrets::Inline {
+        cmd.extend(["--secrets".to_string(), "inline".to_string()]);
+    }
+    cmd.join(" ")
+}
+
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::output::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
+    match clawc::output::check::drift(out, artifacts) {
+        Ok(drift) => {
+            super::check::print(&drift, args.diff, &fix_command(args), args.format, json_diags(compiled));
+            if drift.is_empty() { 0 } else { 1 }
+        }
+        Err(d) => {
+            report(std::slice::from_ref(&d), &compiled.sources, Format::Human);
+            3
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod check;
 mod compile;
 
 use clap::{Parser, Subcommand, ValueEnum};

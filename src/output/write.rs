@@ -32,14 +32,16 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
 }
 
 /// The files clawc wrote last time (only safe relative paths are believed).
-fn owned(out: &Path) -> BTreeSet<String> {
+pub fn owned(out: &Path) -> BTreeSet<String> {
     let Ok(text) = fs::read_to_string(out.join(MANIFEST)) else { return BTreeSet::new() };
     let files: Vec<String> = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v.get("files").cloned())
         .and_then(|f| serde_json::from_value(f).ok())
         .unwrap_or_default();
-    files.into_iter().filter(|f| is_safe_relative(f)).collect()
+    let mut set: BTreeSet<String> = files.into_iter().filter(|f| is_safe_relative(f)).collect();
+    set.insert(MANIFEST.to_string());
+    set
 }
 
 fn is_safe_relative(p: &str) -> bool {
@@ -55,6 +57,7 @@ fn unchanged(target: &Path, bytes: &[u8], secret: bool) -> bool {
     meta.is_file() && meta.permissions().mode() & 0o777 == mode_of(secret) && fs::read(target).is_ok_and(|old| old == bytes)
 }
 
+/// Writes `artifacts` (which must include the manifest, see [`ArtifactSet::with_manifest`]).
 pub fn write_tree(out: &Path, artifacts: &ArtifactSet) -> Result<WriteSummary, Diagnostic> {
     let before = owned(out);
     let mut summary = WriteSummary::default();
@@ -90,7 +93,6 @@ pub fn write_tree(out: &Path, artifacts: &ArtifactSet) -> Result<WriteSummary, D
         }
         remove_empty_parents(out, &path);
     }
-    write_manifest(out, artifacts)?;
     Ok(summary)
 }
 
@@ -103,21 +105,4 @@ fn remove_empty_parents(out: &Path, file: &Path) {
         }
         dir = d.parent();
     }
-}
-
-fn write_manifest(out: &Path, artifacts: &ArtifactSet) -> Result<(), Diagnostic> {
-    let files: Vec<&String> = artifacts.0.keys().collect();
-    let bytes = super::json::to_go_json(&serde_json::json!({ "generator": "clawc", "files": files }));
-    let target = out.join(MANIFEST);
-    if fs::read(&target).is_ok_and(|old| old == bytes) {
-        return Ok(());
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".clawc-stage-")
-        .permissions(fs::Permissions::from_mode(0o644))
-        .tempfile_in(out)
-        .map_err(|e| io("stage a file in", out, e))?;
-    tmp.write_all(&bytes).map_err(|e| io("write", &target, e))?;
-    tmp.persist(&target).map_err(|e| io("replace", &target, e.error))?;
-    Ok(())
 }

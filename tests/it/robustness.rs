@@ -20,7 +20,10 @@ impl Rng {
     }
 }
 
-const NOISE: &[&str] = &["{", "}", "[", "]", ":", "-", "...", "&a", "*a", "<<", "${", "}", "\"", "'", "\n", "  ", "#", "null", "0", "-1", "é", "\t", ",", "!!str ", "|"];
+const NOISE: &[&str] = &[
+    "{", "}", "[", "]", ":", "-", "...", "&a", "*a", "<<", "${", "}", "\"", "'", "\n", "  ", "#", "null", "0", "-1", "é", "\t", ",",
+    "!!str ", "|",
+];
 
 fn mutate(text: &str, rng: &mut Rng) -> String {
     let mut s: Vec<char> = text.chars().collect();
@@ -55,7 +58,12 @@ fn mutated_inputs_never_panic() {
         .filter(|(rel, _)| !rel.starts_with("expected/") && !rel.starts_with(".claw-compiled/"))
         .map(|(rel, b)| (rel, String::from_utf8(b).unwrap()))
         .collect();
-    let targets: Vec<usize> = files.iter().enumerate().filter(|(_, (r, _))| r.ends_with(".yml") || r.ends_with(".json") || r.ends_with("Dockerfile")).map(|(i, _)| i).collect();
+    let targets: Vec<usize> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, (r, _))| r.ends_with(".yml") || r.ends_with(".json") || r.ends_with("Dockerfile"))
+        .map(|(i, _)| i)
+        .collect();
     let dir = tempfile::tempdir().unwrap();
     // CLAWC_MUTATION_ROUNDS / CLAWC_MUTATION_SEED allow a longer local search.
     let rounds: usize = std::env::var("CLAWC_MUTATION_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
@@ -72,7 +80,8 @@ fn mutated_inputs_never_panic() {
             std::fs::write(p, text).unwrap();
         }
         let opts = clawc::Options { pod: root.join("claw-pod.yml"), ..Default::default() };
-        let compiled = std::panic::catch_unwind(|| clawc::compile(&opts)).unwrap_or_else(|_| panic!("panic in round {round} mutating {}", files[victim].0));
+        let compiled = std::panic::catch_unwind(|| clawc::compile(&opts))
+            .unwrap_or_else(|_| panic!("panic in round {round} mutating {}", files[victim].0));
         if compiled.artifacts.is_some() {
             ok += 1;
         } else {

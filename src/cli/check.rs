@@ -1,0 +1,92 @@
+//! Rendering of `compile --check`: per-file changes, diffs, the command that fixes them.
+
+use super::Format;
+use clawc::output::check::{ChangeKind, FileDrift};
+use std::io::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffMode {
+    /// Only the list of changed files
+    None,
+    /// The list with added/removed line counts
+    Stat,
+    /// The list and a unified diff of each file
+    Full,
+}
+
+fn word(k: ChangeKind) -> &'static str {
+    match k {
+        ChangeKind::Create => "create",
+        ChangeKind::Update => "update",
+        ChangeKind::Delete => "delete",
+    }
+}
+
+/// Prints the drift report. Colour only when stdout is a terminal (and NO_COLOR unset).
+pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, diagnostics: Vec<serde_json::Value>) {
+    if format == Format::Json {
+        let files: Vec<serde_json::Value> = drift
+            .iter()
+            .map(|f| {
+                let (added, removed) = f.stat();
+                let mut v = serde_json::json!({ "path": f.path, "change": word(f.kind), "added": added, "removed": removed });
+                if mode == DiffMode::Full {
+                    v["diff"] = f.unified().into();
+                }
+                v
+            })
+            .collect();
+        let status = if drift.is_empty() { "in-sync" } else { "drift" };
+        let mut doc = serde_json::json!({ "status": status, "exit_code": if drift.is_empty() { 0 } else { 1 }, "files": files, "diagnostics": diagnostics });
+        if !drift.is_empty() {
+            doc["fix"] = fix.into();
+        }
+        println!("{}", serde_json::to_string_pretty(&doc).expect("check report serializes"));
+        return;
+    }
+    let mut out = anstream::stdout();
+    if drift.is_empty() {
+        let _ = writeln!(out, "in sync: the compiled tree matches the pod");
+        return;
+    }
+    let bold = anstyle::Style::new().bold();
+    let red = anstyle::AnsiColor::Red.on_default();
+    let green = anstyle::AnsiColor::Green.on_default();
+    let cyan = anstyle::AnsiColor::Cyan.on_default();
+    let _ = writeln!(
+        out,
+        "{bold}drift: {} file{} differ from what the pod compiles to{bold:#}",
+        drift.len(),
+        if drift.len() == 1 { "" } else { "s" }
+    );
+    for f in drift {
+        let style = match f.kind {
+            ChangeKind::Create => green,
+            ChangeKind::Update => cyan,
+            ChangeKind::Delete => red,
+        };
+        let stat = if mode == DiffMode::None {
+            String::new()
+        } else {
+            let (a, r) = f.stat();
+            format!("  {green}+{a}{green:#} {red}-{r}{red:#}")
+        };
+        let _ = writeln!(out, "  {style}{:<6}{style:#} {}{stat}", word(f.kind), f.path);
+    }
+    if mode == DiffMode::Full {
+        for f in drift {
+            let _ = writeln!(out);
+            for line in f.unified().lines() {
+                let style = match line.as_bytes().first() {
+                    _ if line.starts_with("+++") || line.starts_with("---") => bold,
+                    Some(b'+') => green,
+                    Some(b'-') => red,
+                    Some(b'@') => cyan,
+                    _ => anstyle::Style::new(),
+                };
+                let _ = writeln!(out, "{style}{line}{style:#}");
+            }
+        }
+    }
+    let _ = writeln!(out, "\nto update the compiled tree, run:\n  {fix}");
+}
