@@ -13,6 +13,7 @@ use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
 use crate::registry::{Described, Registry, Skill};
 use crate::source::fs::{ReadError, read_text};
+use crate::source::record::InputLog;
 use crate::source::{Request, Sources, diags as source_diags};
 use crate::sourcemap::{Loc, SourceMap};
 use crate::{describe, grant, project, secrets, yaml};
@@ -38,6 +39,8 @@ pub struct Compiled {
     pub diagnostics: Diagnostics,
     pub sources: SourceMap,
     pub agents: usize,
+    /// Resolved token values → their variable (for scanning committed trees; never printed).
+    pub secrets: BTreeMap<String, String>,
 }
 
 impl Compiled {
@@ -61,17 +64,20 @@ pub fn compile(opts: &Options) -> Compiled {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let result = run(opts, &mut sources, &mut diags);
-    let (artifacts, agents) = match result {
-        Some((a, n)) if !diags.has_errors() => (Some(a.with_manifest()), n),
-        _ => (None, 0),
+    let (artifacts, agents, secrets) = match result {
+        Some((a, n, s)) if !diags.has_errors() => (Some(a.with_manifest()), n, s),
+        _ => (None, 0, BTreeMap::new()),
     };
-    Compiled { artifacts, diagnostics: diags.sorted(&sources), sources, agents }
+    Compiled { artifacts, diagnostics: diags.sorted(&sources), sources, agents, secrets }
 }
 
-fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(ArtifactSet, usize)> {
+type Built = (ArtifactSet, usize, BTreeMap<String, String>);
+
+fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
+    let log = InputLog::default();
     let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
-    let text = match read_text(&opts.pod, &pod_name) {
+    let text = match log.read(&opts.pod, &pod_name, "pod") {
         Ok(t) => t,
         Err(ReadError::Missing) => {
             diags.push(
@@ -104,7 +110,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
                 .help(help),
         );
     }
-    let described = describe_all(&pod, &pod_dir, &opts.descriptors, sources, diags);
+    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &log, sources, diags);
     if diags.has_errors() {
         return None;
     }
@@ -113,7 +119,23 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    build(&pod, described, &env, opts.secrets, sources, diags).map(|a| (a, agents))
+    let (mut artifacts, secrets) = build(&pod, described.clone(), &env, opts.secrets, sources, diags)?;
+    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &artifacts);
+    artifacts.insert(crate::lock::LOCK, lock);
+    Some((artifacts, agents, secrets))
+}
+
+/// The variables a compile sees: the `.env` file (default `<pod dir>/.env`) overlaid by
+/// the process environment. Diagnostics about the `.env` file are dropped here; the
+/// compile reports them.
+pub fn environment(opts: &Options) -> Env {
+    read_env(opts, &pod_dir(&opts.pod), &mut SourceMap::default(), &mut Diagnostics::default())
+}
+
+/// `compile --check` without compiling: replays `out`'s lock against the inputs
+/// (redact mode only).
+pub fn replay_lock(opts: &Options, out: &Path) -> crate::lock::Replay {
+    crate::lock::replay(out, &pod_dir(&opts.pod), &environment(opts), opts.secrets)
 }
 
 fn pod_dir(pod: &Path) -> PathBuf {
@@ -158,13 +180,14 @@ fn describe_all(
     pod: &Pod,
     pod_dir: &Path,
     overrides: &BTreeMap<String, PathBuf>,
+    log: &InputLog,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
     let chain = Sources::standard(overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect());
     let mut out = BTreeMap::new();
     for (name, service) in &pod.services {
-        let loaded = match chain.describe(&Request { pod_dir, service }) {
+        let loaded = match chain.describe(&Request { pod_dir, service, log }) {
             Ok(Some(l)) => l,
             Ok(None) => continue,
             Err(ds) => {
@@ -181,7 +204,7 @@ fn describe_all(
             let text = &sources.get(file).text;
             let (a, b) = locate(text, &[Seg::Key("skill".into())]);
             let loc = Loc { file, span: sources.get(file).span(a, b) };
-            match crate::source::read_skill(&loaded, s, pod_dir) {
+            match crate::source::read_skill(&loaded, s, pod_dir, log) {
                 Ok((source, text)) => Some(Skill { name: project::context_md::basename(s).to_string(), source, text }),
                 Err(d) => {
                     diags.push(d.at(loc));
@@ -194,7 +217,8 @@ fn describe_all(
     out
 }
 
-/// The pure core after describe: register → grant → project → leak scan.
+/// The pure core after describe: register → grant → project → leak scan. Returns the
+/// artifacts and the resolved token values (value → variable).
 pub fn build(
     pod: &Pod,
     described: BTreeMap<String, Described>,
@@ -202,7 +226,7 @@ pub fn build(
     mode: grant::SecretMode,
     sources: &SourceMap,
     diags: &mut Diagnostics,
-) -> Option<ArtifactSet> {
+) -> Option<(ArtifactSet, BTreeMap<String, String>)> {
     let (reg, ds) = Registry::build(described, sources);
     diags.extend(ds);
     let (plans, ds) = grant::resolve(pod, &reg, env, mode);
@@ -220,9 +244,9 @@ pub fn build(
         return None;
     }
     if mode == SecretMode::Redact && !new_warnings {
-        return Some(redacted);
+        return Some((redacted, secrets));
     }
     // Inline tokens (or scan warnings for the report): render the final tree.
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    Some(project::project(pod, &reg, &plans, sources, &warnings, mode))
+    Some((project::project(pod, &reg, &plans, sources, &warnings, mode), secrets))
 }

@@ -254,7 +254,7 @@ impl Resolver<'_> {
         let declared = consumer.environment.get(var);
         let raw = declared.and_then(|v| v.value.as_deref()).filter(|v| !v.trim().is_empty());
         let value = match raw {
-            Some(v) if v.contains("${") => match interp::expand(v, self.env) {
+            Some(v) if v.contains("${") => match self.env.secret_scope(|| interp::expand(v, self.env)) {
                 Ok(x) => Some(x),
                 Err(e) if self.mode == SecretMode::Inline => {
                     self.auth_error(consumer, provider, what, var, loc, &format!("{e}"));

@@ -23,6 +23,7 @@ pub mod compile;
 pub mod describe;
 pub mod diag;
 pub mod grant;
+pub mod lock;
 pub mod output;
 pub mod pod;
 pub mod project;

@@ -3,5 +3,13 @@
 mod cli;
 
 fn main() {
+    // Die quietly on a closed pipe (`clawc … | head`) like other Unix tools, instead of
+    // panicking in `println!`.
+    #[cfg(unix)]
+    // SAFETY: resetting a signal disposition to its default at startup, before any
+    // threads exist, has no memory-safety implications.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::process::exit(cli::run());
 }

@@ -23,7 +23,9 @@ fn word(k: ChangeKind) -> &'static str {
 }
 
 /// Prints the drift report. Colour only when stdout is a terminal (and NO_COLOR unset).
-pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, diagnostics: Vec<serde_json::Value>) {
+/// `answered_by` is `lock` (hashes only) or `compile`.
+pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, diagnostics: Vec<serde_json::Value>, answered_by: &str) {
+    let failed = diagnostics.iter().any(|d| d["severity"] == "error");
     if format == Format::Json {
         let files: Vec<serde_json::Value> = drift
             .iter()
@@ -36,8 +38,15 @@ pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, dia
                 v
             })
             .collect();
-        let status = if drift.is_empty() { "in-sync" } else { "drift" };
-        let mut doc = serde_json::json!({ "status": status, "exit_code": if drift.is_empty() { 0 } else { 1 }, "files": files, "diagnostics": diagnostics });
+        let status = if failed {
+            "failed"
+        } else if drift.is_empty() {
+            "in-sync"
+        } else {
+            "drift"
+        };
+        let code = if failed || !drift.is_empty() { 1 } else { 0 };
+        let mut doc = serde_json::json!({ "status": status, "exit_code": code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
         if !drift.is_empty() {
             doc["fix"] = fix.into();
         }
@@ -46,7 +55,8 @@ pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, dia
     }
     let mut out = anstream::stdout();
     if drift.is_empty() {
-        let _ = writeln!(out, "in sync: the compiled tree matches the pod");
+        let msg = if failed { "check failed: see the errors above" } else { "in sync: the compiled tree matches the pod" };
+        let _ = writeln!(out, "{msg}");
         return;
     }
     let bold = anstyle::Style::new().bold();

@@ -73,21 +73,24 @@ pub fn run(args: CompileArgs) -> i32 {
         },
         process_env: std::env::vars().collect(),
     };
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
+    });
+    if let Some(code) = args.check.then(|| check_from_lock(&args, &opts, &out)).flatten() {
+        return code;
+    }
     let compiled = compile(&opts);
     if !(args.check && args.format == Format::Json) {
         report(&compiled.diagnostics.0, &compiled.sources, args.format);
     }
     let Some(artifacts) = compiled.artifacts.as_ref() else {
         if args.check && args.format == Format::Json {
-            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled));
+            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), "compile");
             return compiled.exit_code();
         }
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
         return compiled.exit_code();
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
-    });
     if args.check {
         return check(&args, &out, artifacts, &compiled);
     }
@@ -183,11 +186,42 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// The fast path: when the lock proves inputs and outputs unchanged, only the committed
+/// tree's secret scan remains. `None` means "compile and compare".
+fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) -> Option<i32> {
+    let clawc::lock::Replay::InSync { outputs, secret_keys } = clawc::compile::replay_lock(opts, out) else { return None };
+    let env = clawc::compile::environment(opts);
+    let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
+    let leaks = clawc::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
+    let sources = SourceMap::default();
+    let failed = leaks.iter().any(|d| d.is_error());
+    if args.format == Format::Human {
+        report(&leaks, &sources, args.format);
+    }
+    let diags = leaks.iter().map(|d| serde_json::to_value(d.to_json(&sources)).expect("diagnostics serialize")).collect();
+    super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock");
+    Some(if failed { 1 } else { 0 })
+}
+
 fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::output::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
     match clawc::output::check::drift(out, artifacts) {
-        Ok(drift) => {
-            super::check::print(&drift, args.diff, &fix_command(args), args.format, json_diags(compiled));
-            if drift.is_empty() { 0 } else { 1 }
+        Ok(mut drift) => {
+            // Never show a token: a committed literal appears as its variable in the diff.
+            for f in &mut drift {
+                f.old = clawc::secrets::mask(&f.old, &compiled.secrets);
+                f.new = clawc::secrets::mask(&f.new, &compiled.secrets);
+            }
+            let on_disk: Vec<(String, Vec<u8>)> =
+                artifacts.0.keys().filter_map(|p| std::fs::read(out.join(p)).ok().map(|b| (p.clone(), b))).collect();
+            let leaks = clawc::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
+            let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
+            if args.format == Format::Human {
+                report(&leaks, &compiled.sources, args.format);
+            }
+            let mut diags = json_diags(compiled);
+            diags.extend(leaks.iter().map(|d| serde_json::to_value(d.to_json(&compiled.sources)).expect("diagnostics serialize")));
+            super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile");
+            if drift.is_empty() && leaks.is_empty() { 0 } else { 1 }
         }
         Err(d) => {
             report(std::slice::from_ref(&d), &compiled.sources, Format::Human);

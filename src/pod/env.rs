@@ -3,29 +3,69 @@
 
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, Loc, SourceFile};
-use std::collections::BTreeMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub mod codes {
     pub const BAD_LINE: &str = "clawc::env::bad_line";
 }
 
-/// Variables by name. Built once at the edge; the core only reads it.
+/// Variables by name. Built once at the edge; the core only reads it. Every lookup is
+/// remembered (names only) so the lock can tell which variables an output depends on;
+/// lookups made while resolving a token are remembered apart, as secrets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Env {
     vars: BTreeMap<String, String>,
+    used: RefCell<BTreeSet<String>>,
+    secret: RefCell<BTreeSet<String>>,
+    in_secret: Cell<bool>,
 }
 
 impl Env {
     pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
-        Self { vars: pairs.into_iter().collect() }
+        Self { vars: pairs.into_iter().collect(), ..Self::default() }
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
+        let set = if self.in_secret.get() { &self.secret } else { &self.used };
+        set.borrow_mut().insert(name.to_string());
         self.vars.get(name).map(String::as_str)
+    }
+
+    /// Runs `f` with every lookup recorded as a secret one.
+    pub fn secret_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        let before = self.in_secret.replace(true);
+        let out = f();
+        self.in_secret.set(before);
+        out
+    }
+
+    /// Names looked up outside token resolution (their values shape the output).
+    pub fn used(&self) -> BTreeSet<String> {
+        let secret = self.secret.borrow();
+        self.used.borrow().iter().filter(|n| !secret.contains(*n)).cloned().collect()
+    }
+
+    /// Names looked up to resolve tokens (never hashed, never written).
+    pub fn secret_names(&self) -> BTreeSet<String> {
+        self.secret.borrow().clone()
+    }
+
+    /// A digest over `name=value` of `names` (unset ones marked), for the lock.
+    pub fn digest(&self, names: &BTreeSet<String>) -> String {
+        let mut text = String::new();
+        for n in names {
+            match self.vars.get(n) {
+                Some(v) => text.push_str(&format!("{n}={v}\0")),
+                None => text.push_str(&format!("{n}\u{1}\0")),
+            }
+        }
+        crate::source::record::sha256_hex(text.as_bytes())
     }
 
     /// `self` overlaid by `top` (`top` wins).
     pub fn overlay(mut self, top: Env) -> Self {
+        // Recorded lookups are not carried over: overlaying happens before any lookup.
         self.vars.extend(top.vars);
         self
     }
@@ -72,7 +112,7 @@ pub fn parse_dotenv(file: FileId, src: &SourceFile) -> (Env, Vec<Diagnostic>) {
         }
         vars.insert(key.to_string(), dotenv_value(value.trim()));
     }
-    (Env { vars }, diags)
+    (Env { vars, ..Env::default() }, diags)
 }
 
 fn dotenv_value(v: &str) -> String {

@@ -9,6 +9,7 @@
 pub mod diags;
 pub mod dockerfile;
 pub mod fs;
+pub mod record;
 
 use crate::diag::Diagnostic;
 use crate::pod::{Role, Service};
@@ -44,6 +45,8 @@ pub struct Loaded {
 pub struct Request<'a> {
     pub pod_dir: &'a Path,
     pub service: &'a Service,
+    /// Every read goes through here, so the lock knows all inputs.
+    pub log: &'a record::InputLog,
 }
 
 pub type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
@@ -87,9 +90,10 @@ impl Sources {
 }
 
 /// Reads a descriptor file that must exist.
-fn read_required(pod_dir: &Path, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
+fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
+    let pod_dir = req.pod_dir;
     let name = fs::relative_name(pod_dir, path);
-    match fs::read_text(path, &name) {
+    match req.log.read(path, &name, "descriptor") {
         Ok(text) => Ok(Some(Loaded { kind, name, text, skill_root: path.parent().unwrap_or(pod_dir).to_path_buf(), warnings: Vec::new() })),
         Err(ReadError::Missing) => {
             let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist"))
@@ -114,7 +118,7 @@ struct CommandLine(BTreeMap<String, PathBuf>);
 impl DescriptorSource for CommandLine {
     fn describe(&self, req: &Request) -> SourceResult {
         let Some(path) = self.0.get(&req.service.name) else { return Ok(None) };
-        Ok(read_required(req.pod_dir, path, OriginKind::CommandLine, "--descriptor file", None)?.map(|l| with_build_root(l, req)))
+        Ok(read_required(req, path, OriginKind::CommandLine, "--descriptor file", None)?.map(|l| with_build_root(l, req)))
     }
 }
 
@@ -124,7 +128,7 @@ impl DescriptorSource for DescribeFile {
     fn describe(&self, req: &Request) -> SourceResult {
         let Some(file) = req.service.claw.as_ref().and_then(|c| c.describe_file.as_ref()) else { return Ok(None) };
         let path = fs::normalize(&req.pod_dir.join(&file.value));
-        Ok(read_required(req.pod_dir, &path, OriginKind::DescribeFile, "describe-file", Some(file.loc))?.map(|l| with_build_root(l, req)))
+        Ok(read_required(req, &path, OriginKind::DescribeFile, "describe-file", Some(file.loc))?.map(|l| with_build_root(l, req)))
     }
 }
 
@@ -145,7 +149,7 @@ impl DescriptorSource for Discovered {
         }
         let path = req.pod_dir.join(".claw-discovered").join(format!("{}.claw-describe.json", sanitize(&svc.name)));
         let name = fs::relative_name(req.pod_dir, &path);
-        let text = match fs::read_text(&path, &name) {
+        let text = match req.log.read(&path, &name, "snapshot") {
             Ok(t) => t,
             Err(ReadError::Missing) => return Ok(None),
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d]),
@@ -197,7 +201,7 @@ impl DescriptorSource for BuildContext {
         let mut label = None;
         for df in dockerfiles {
             let name = fs::relative_name(req.pod_dir, &df);
-            match fs::read_text(&df, &name) {
+            match req.log.read(&df, &name, "dockerfile") {
                 Ok(text) => {
                     label = dockerfile::labels(&text).remove("claw.describe").map(|l| (l, name));
                     break;
@@ -220,7 +224,7 @@ impl DescriptorSource for BuildContext {
             None => context.join(".claw-describe.json"),
         };
         let name = fs::relative_name(req.pod_dir, &path);
-        match fs::read_text(&path, &name) {
+        match req.log.read(&path, &name, "descriptor") {
             Ok(text) => Ok(Some(Loaded { kind: OriginKind::BuildContext, name, text, skill_root: context, warnings: Vec::new() })),
             Err(ReadError::Missing) => Ok(None),
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
@@ -229,13 +233,13 @@ impl DescriptorSource for BuildContext {
 }
 
 /// Reads a descriptor's `skill` file, confined to the loaded descriptor's skill root.
-pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path) -> Result<(String, String), Diagnostic> {
+pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path, log: &record::InputLog) -> Result<(String, String), Diagnostic> {
     let path = fs::contained(&loaded.skill_root, skill).map_err(|why| {
         Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
             .help("a descriptor's skill names a file inside the service's build context")
     })?;
     let name = fs::relative_name(pod_dir, &path);
-    match fs::read_text(&path, &name) {
+    match log.read(&path, &name, "skill") {
         Ok(text) => Ok((name, text)),
         Err(ReadError::Missing) => {
             Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{skill}\" was not found in the build context"))

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, driving the real `clawc` executable.
 
 mod bad_input;
+mod check;
 mod determinism;
 mod golden;
 mod harness;

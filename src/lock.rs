@@ -1,0 +1,136 @@
+//! `clawc.lock`: what a compiled tree was made from and what it holds. Records clawc's
+//! version, the SHA-256 of every input file (and the files probed and found missing),
+//! the names of the environment variables the output depends on with one digest of
+//! their values (never the values; token variables are named but not hashed), and the
+//! SHA-256 of every output. `compile --check` replays it to answer from hashes alone.
+
+use crate::grant::SecretMode;
+use crate::output::ArtifactSet;
+use crate::pod::env::Env;
+use crate::registry::Described;
+use crate::source::record::{InputEntry, sha256_hex};
+use crate::sourcemap::SourceMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+pub const LOCK: &str = "clawc.lock";
+const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub version: u32,
+    pub clawc: String,
+    pub secrets: String,
+    pub inputs: Vec<LockInput>,
+    pub env: LockEnv,
+    pub outputs: Vec<LockOutput>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct LockInput {
+    pub path: String,
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// `None`: the file was looked for and is absent (its appearance changes the output).
+    pub sha256: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct LockEnv {
+    /// Variables whose values shape the output (x-claw placeholders).
+    pub keys: Vec<String>,
+    /// SHA-256 over `name=value` of `keys`.
+    pub sha256: String,
+    /// Variables that hold tokens: named so `--check` can look for leaked values.
+    pub secret_keys: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct LockOutput {
+    pub path: String,
+    pub sha256: String,
+}
+
+fn mode_name(mode: SecretMode) -> &'static str {
+    match mode {
+        SecretMode::Redact => "redact",
+        SecretMode::Inline => "inline",
+    }
+}
+
+/// Builds the lock for `artifacts` (which must not yet hold the lock or the manifest).
+pub fn build(
+    inputs: &BTreeMap<String, InputEntry>,
+    described: &BTreeMap<String, Described>,
+    sources: &SourceMap,
+    env: &Env,
+    mode: SecretMode,
+    artifacts: &ArtifactSet,
+) -> Vec<u8> {
+    let by_file: BTreeMap<&str, (&str, &Described)> = described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
+    let inputs = inputs
+        .iter()
+        .map(|(path, e)| {
+            let d = by_file.get(path.as_str()).filter(|_| e.role == "descriptor");
+            LockInput {
+                path: path.clone(),
+                role: e.role.to_string(),
+                service: d.map(|(s, _)| s.to_string()),
+                origin: d
+                    .map(|(_, d)| serde_json::to_value(&d.origin).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+                sha256: e.sha256.clone(),
+            }
+        })
+        .collect();
+    let keys = env.used();
+    let lock = Lock {
+        version: VERSION,
+        clawc: env!("CARGO_PKG_VERSION").to_string(),
+        secrets: mode_name(mode).to_string(),
+        inputs,
+        env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
+        outputs: artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: sha256_hex(&a.bytes) }).collect(),
+    };
+    crate::output::json::to_go_json(&lock)
+}
+
+/// What replaying a lock found.
+pub enum Replay {
+    /// Inputs, environment and outputs all match: the tree is in sync.
+    InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String> },
+    /// Something differs (or there is no usable lock): compile to find out what.
+    Unknown,
+}
+
+/// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
+pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode) -> Replay {
+    let Ok(text) = std::fs::read(out.join(LOCK)) else { return Replay::Unknown };
+    let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
+    if lock.version != VERSION || lock.clawc != env!("CARGO_PKG_VERSION") || lock.secrets != mode_name(mode) || mode != SecretMode::Redact {
+        return Replay::Unknown;
+    }
+    for input in &lock.inputs {
+        let now = std::fs::read(crate::source::fs::normalize(&pod_dir.join(&input.path))).ok().map(|b| sha256_hex(&b));
+        if now != input.sha256 {
+            return Replay::Unknown;
+        }
+    }
+    let keys: BTreeSet<String> = lock.env.keys.iter().cloned().collect();
+    if env.digest(&keys) != lock.env.sha256 {
+        return Replay::Unknown;
+    }
+    let mut outputs = BTreeMap::new();
+    for o in &lock.outputs {
+        match std::fs::read(out.join(&o.path)) {
+            Ok(bytes) if sha256_hex(&bytes) == o.sha256 => {
+                outputs.insert(o.path.clone(), bytes);
+            }
+            _ => return Replay::Unknown,
+        }
+    }
+    Replay::InSync { outputs, secret_keys: lock.env.secret_keys }
+}

@@ -1,0 +1,44 @@
+//! The record of every input file a compile looked at: read (with its SHA-256) or probed
+//! and found missing. The lock file is built from it, and `--check` replays it to decide
+//! from hashes alone whether anything changed.
+
+use super::fs::{self, ReadError};
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputEntry {
+    /// What the file is to clawc: `pod`, `descriptor`, `dockerfile`, `snapshot`, `skill`.
+    pub role: &'static str,
+    /// SHA-256 of the bytes, `None` when the file was probed and is absent.
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct InputLog {
+    entries: RefCell<BTreeMap<String, InputEntry>>,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl InputLog {
+    /// Reads `path` (called `name`, pod-relative) and records what was found.
+    pub fn read(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+        let r = fs::read_text(path, name);
+        let sha256 = match &r {
+            Ok(text) => Some(sha256_hex(text.as_bytes())),
+            Err(ReadError::Missing) => None,
+            Err(_) => return r,
+        };
+        self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256 });
+        r
+    }
+
+    pub fn entries(&self) -> BTreeMap<String, InputEntry> {
+        self.entries.borrow().clone()
+    }
+}

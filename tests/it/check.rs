@@ -1,0 +1,170 @@
+//! `compile --check` and `clawc.lock`: drift detection without writing, the lock fast
+//! path, and committed secrets.
+
+use super::harness::{Pod, http_descriptor, tree};
+
+fn pod() -> Pod {
+    let desc = http_descriptor(&["a", "b"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n      feeds:\n        - source: api\n          path: /f/${REGION:-eu}\n          ttl: 5\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file(".env", "API_TOKEN=tok-secret-0123456789\n")
+}
+
+fn check_json(pod: &Pod, extra: &[&str]) -> (i32, serde_json::Value) {
+    let o = super::harness::clawc()
+        .current_dir(pod.dir.path())
+        .args(["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    (o.status.code().unwrap(), doc)
+}
+
+#[test]
+fn in_sync_is_answered_from_the_lock() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!((code, doc["status"].as_str(), doc["answered_by"].as_str()), (0, Some("in-sync"), Some("lock")));
+}
+
+#[test]
+fn drift_lists_files_prints_the_fix_and_writes_nothing() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let before = tree(&pod.path("out"));
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: a}]"))
+        .unwrap();
+    let (code, doc) = check_json(&pod, &["--diff", "full"]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["answered_by"], "compile");
+    let files: Vec<(String, String)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().into(), f["change"].as_str().unwrap().into()))
+        .collect();
+    for want in ["context/bot/tools.json", "context/bot/CLAWDAPUS.md", "report.json", "clawc.lock"] {
+        assert!(files.contains(&(want.to_string(), "update".to_string())), "{want} not in {files:?}");
+    }
+    let tools = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == "context/bot/tools.json").unwrap();
+    assert!(tools["diff"].as_str().unwrap().contains("-      \"name\": \"api.b\","), "{}", tools["diff"]);
+    assert_eq!(doc["fix"], "clawc compile claw-pod.yml -o out");
+    assert_eq!(tree(&pod.path("out")), before, "--check wrote something");
+    // Human output: a list, the diff, the fix; no colour when stdout is not a terminal.
+    let o =
+        super::harness::clawc().current_dir(pod.dir.path()).args(["compile", "-o", "out", "--check", "--diff", "stat"]).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text.contains("update context/bot/tools.json  +0 -"), "{text}");
+    assert!(text.contains("to update the compiled tree, run:\n  clawc compile claw-pod.yml -o out"), "{text}");
+    assert!(!text.contains('\x1b'), "colour escapes on a pipe");
+}
+
+#[test]
+fn created_and_deleted_files() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    std::fs::remove_file(pod.path("out/context/bot/feeds.json")).unwrap();
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    let (code, doc) = check_json(&pod, &["--diff", "none"]);
+    assert_eq!(code, 1);
+    let changes: Vec<String> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f["change"].as_str().unwrap(), f["path"].as_str().unwrap()))
+        .collect();
+    assert!(changes.contains(&"create context/robot/tools.json".to_string()), "{changes:?}");
+    assert!(changes.contains(&"delete context/bot/tools.json".to_string()), "{changes:?}");
+    assert!(!changes.iter().any(|c| c.ends_with("context/bot/feeds.json")), "a file already gone is not drift: {changes:?}");
+    assert!(doc["files"][0].get("diff").is_none());
+}
+
+#[test]
+fn lock_is_deterministic_and_holds_no_values() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let lock = pod.read("out/clawc.lock");
+    let v: serde_json::Value = serde_json::from_str(&lock).unwrap();
+    assert_eq!(v["env"]["keys"], serde_json::json!(["REGION", "REPO_ROOT"].iter().filter(|k| lock.contains(*k)).collect::<Vec<_>>()));
+    assert_eq!(v["env"]["secret_keys"], serde_json::json!(["API_TOKEN"]));
+    assert!(!lock.contains("tok-secret-0123456789"));
+    let inputs: Vec<&str> = v["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap()).collect();
+    assert!(
+        inputs.contains(&"claw-pod.yml") && inputs.contains(&"api/.claw-describe.json") && inputs.contains(&"api/Dockerfile"),
+        "{inputs:?}"
+    );
+    let desc = v["inputs"].as_array().unwrap().iter().find(|i| i["path"] == "api/.claw-describe.json").unwrap();
+    assert_eq!((desc["service"].as_str(), desc["origin"].as_str()), (Some("api"), Some("build-context")));
+    std::fs::remove_dir_all(pod.path("out")).unwrap();
+    assert_eq!(pod.compile(&[]).code, 0);
+    assert_eq!(pod.read("out/clawc.lock"), lock);
+}
+
+#[test]
+fn any_input_change_defeats_the_fast_path() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    // A file that was probed and missing appears: it could change the output.
+    std::fs::write(pod.path("api/Dockerfile"), "FROM scratch\n").unwrap();
+    assert_eq!(check_json(&pod, &[]).1["answered_by"], "compile");
+    assert_eq!(check_json(&pod, &[]).0, 1, "the lock now records a new input");
+    assert_eq!(pod.compile(&[]).code, 0);
+    // An env value the output depends on changes (process env overlays .env).
+    let o = super::harness::clawc()
+        .current_dir(pod.dir.path())
+        .env("REGION", "us")
+        .args(["compile", "-o", "out", "--check", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((o.status.code(), doc["answered_by"].as_str()), (Some(1), Some("compile")));
+    // A token value changes: redacted output does not depend on it, the lock still answers.
+    std::fs::write(pod.path(".env"), "API_TOKEN=another-token-987654321\n").unwrap();
+    assert_eq!(check_json(&pod, &[]), (0, check_json(&pod, &[]).1));
+    assert_eq!(check_json(&pod, &[]).1["answered_by"], "lock");
+}
+
+#[test]
+fn a_committed_secret_fails_the_check_without_printing_it() {
+    let pod = pod();
+    assert_eq!(pod.compile(&["--secrets", "inline"]).code, 0);
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!(code, 1);
+    let found: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "clawc::secrets::committed_secret")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        found,
+        ["`context/bot/feeds.json` holds the literal value of API_TOKEN", "`context/bot/tools.json` holds the literal value of API_TOKEN"]
+    );
+    assert!(!doc.to_string().contains("tok-secret-0123456789"));
+    // The fast path scans too: a redacted tree whose token value later appears in it.
+    let pod = pod_with_value_in_description();
+    assert_eq!(pod.compile(&[]).code, 0);
+    std::fs::write(pod.path(".env"), "API_TOKEN=Operation-description-text\n").unwrap();
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("lock")), "{doc}");
+}
+
+fn pod_with_value_in_description() -> Pod {
+    let pod = pod();
+    let d = pod.read("api/.claw-describe.json").replace("does a", "Operation-description-text");
+    pod.file("api/.claw-describe.json", &d)
+}
+
+#[test]
+fn invalid_inputs_exit_2_under_check() {
+    let pod = pod();
+    std::fs::write(pod.path("claw-pod.yml"), "services: [").unwrap();
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(doc["diagnostics"][0]["code"], "clawc::parse::yaml_syntax");
+}
