@@ -45,7 +45,13 @@ fn main() {
     let ok = Command::new(clawc).current_dir(dir.path()).args(["compile", "-o", "out"]).output().unwrap();
     assert!(ok.status.success());
     let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/clawc.lock")).unwrap()).unwrap();
-    let inputs: Vec<String> = lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).map(|i| i["path"].as_str().unwrap().to_string()).collect();
+    let inputs: Vec<String> = lock["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| !i["sha256"].is_null())
+        .map(|i| i["path"].as_str().unwrap().to_string())
+        .collect();
     let check = median(runs, || {
         let o = Command::new(clawc).current_dir(dir.path()).args(["compile", "-o", "out", "--check", "--format", "json"]).output().unwrap();
         assert_eq!(o.status.code(), Some(0));

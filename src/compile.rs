@@ -41,6 +41,17 @@ pub struct Compiled {
     pub agents: usize,
     /// Resolved token values → their variable (for scanning committed trees; never printed).
     pub secrets: BTreeMap<String, String>,
+    /// The resolved pod, registry and grants (when there was no error), for the questions
+    /// `explain`, `who-can` and `report` ask.
+    pub analysis: Option<Analysis>,
+}
+
+/// What a successful compile resolved.
+pub struct Analysis {
+    pub pod: Pod,
+    pub registry: Registry,
+    /// Grants per agent service.
+    pub plans: BTreeMap<String, grant::Plan>,
 }
 
 impl Compiled {
@@ -64,14 +75,28 @@ pub fn compile(opts: &Options) -> Compiled {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let result = run(opts, &mut sources, &mut diags);
-    let (artifacts, agents, secrets) = match result {
-        Some((a, n, s)) if !diags.has_errors() => (Some(a.with_manifest()), n, s),
-        _ => (None, 0, BTreeMap::new()),
-    };
-    Compiled { artifacts, diagnostics: diags.sorted(&sources), sources, agents, secrets }
+    match result {
+        Some(b) if !diags.has_errors() => Compiled {
+            artifacts: Some(b.artifacts.with_manifest()),
+            diagnostics: diags.sorted(&sources),
+            sources,
+            agents: b.agents,
+            secrets: b.secrets,
+            analysis: Some(b.analysis),
+        },
+        _ => {
+            Compiled { artifacts: None, diagnostics: diags.sorted(&sources), sources, agents: 0, secrets: BTreeMap::new(), analysis: None }
+        }
+    }
 }
 
-type Built = (ArtifactSet, usize, BTreeMap<String, String>);
+/// Everything the pure core produced.
+pub struct Built {
+    pub artifacts: ArtifactSet,
+    pub agents: usize,
+    pub secrets: BTreeMap<String, String>,
+    pub analysis: Analysis,
+}
 
 fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
@@ -119,10 +144,11 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    let (mut artifacts, secrets) = build(&pod, described.clone(), &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &artifacts);
-    artifacts.insert(crate::lock::LOCK, lock);
-    Some((artifacts, agents, secrets))
+    let mut built = build(pod, described.clone(), &env, opts.secrets, sources, diags)?;
+    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &built.artifacts);
+    built.artifacts.insert(crate::lock::LOCK, lock);
+    built.agents = agents;
+    Some(built)
 }
 
 /// The variables a compile sees: the `.env` file (default `<pod dir>/.env`) overlaid by
@@ -217,36 +243,37 @@ fn describe_all(
     out
 }
 
-/// The pure core after describe: register → grant → project → leak scan. Returns the
-/// artifacts and the resolved token values (value → variable).
+/// The pure core after describe: register → grant → project → leak scan.
 pub fn build(
-    pod: &Pod,
+    pod: Pod,
     described: BTreeMap<String, Described>,
     env: &Env,
     mode: grant::SecretMode,
     sources: &SourceMap,
     diags: &mut Diagnostics,
-) -> Option<(ArtifactSet, BTreeMap<String, String>)> {
-    let (reg, ds) = Registry::build(described, sources);
+) -> Option<Built> {
+    let (registry, ds) = Registry::build(described, sources);
     diags.extend(ds);
-    let (plans, ds) = grant::resolve(pod, &reg, env, mode);
+    let (plans, ds) = grant::resolve(&pod, &registry, env, mode);
     diags.extend(ds);
     if diags.has_errors() {
         return None;
     }
     let secrets = secrets::collect(&plans);
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let redacted = project::project(pod, &reg, &plans, sources, &warnings, SecretMode::Redact);
+    let redacted = project::project(&pod, &registry, &plans, sources, &warnings, SecretMode::Redact);
     let scan = secrets::scan(&redacted, &secrets);
     let new_warnings = !scan.is_empty();
     diags.extend(scan);
     if diags.has_errors() {
         return None;
     }
-    if mode == SecretMode::Redact && !new_warnings {
-        return Some((redacted, secrets));
-    }
-    // Inline tokens (or scan warnings for the report): render the final tree.
-    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    Some((project::project(pod, &reg, &plans, sources, &warnings, mode), secrets))
+    let artifacts = if mode == SecretMode::Redact && !new_warnings {
+        redacted
+    } else {
+        // Inline tokens (or scan warnings for the report): render the final tree.
+        let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
+        project::project(&pod, &registry, &plans, sources, &warnings, mode)
+    };
+    Some(Built { artifacts, agents: 0, secrets, analysis: Analysis { pod, registry, plans } })
 }

@@ -19,6 +19,7 @@
 // location and help inline, so boxing them would only add noise.
 #![allow(clippy::result_large_err)]
 
+pub mod access;
 pub mod compile;
 pub mod describe;
 pub mod diag;

@@ -2,13 +2,13 @@
 
 use super::Format;
 use super::check::DiffMode;
+use super::inputs::PodArgs;
 use clap::{Args, ValueEnum};
 use clawc::diag::{Diagnostic, Severity};
 use clawc::grant::SecretMode;
 use clawc::output::write::write_tree;
 use clawc::sourcemap::SourceMap;
 use clawc::{Options, compile};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -19,15 +19,11 @@ pub struct CompileArgs {
     /// The pod file
     #[arg(default_value = "claw-pod.yml")]
     pod: PathBuf,
+    #[command(flatten)]
+    input: PodArgs,
     /// Output directory [default: <pod dir>/.claw-compiled]
     #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Variables for ${VAR} placeholders and auth tokens [default: <pod dir>/.env; a missing default file is fine]
-    #[arg(long, value_name = "FILE")]
-    env_file: Option<PathBuf>,
-    /// Descriptor file for a service; wins over every other source (repeatable)
-    #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
-    descriptor: Vec<(String, PathBuf)>,
     /// How bearer tokens are written: `redact` writes ${VAR} (safe to commit), `inline` writes values with mode 0600
     #[arg(long, value_enum, default_value_t = Secrets::Redact)]
     secrets: Secrets,
@@ -48,30 +44,14 @@ enum Secrets {
     Inline,
 }
 
-fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
-    match s.split_once('=') {
-        Some((svc, path)) if !svc.trim().is_empty() && !path.is_empty() => Ok((svc.trim().to_string(), PathBuf::from(path))),
-        _ => Err("expected SERVICE=PATH, e.g. --descriptor trading-api=descriptors/trading-api.json".to_string()),
-    }
-}
-
 pub fn run(args: CompileArgs) -> i32 {
-    let mut descriptors = BTreeMap::new();
-    for (svc, path) in &args.descriptor {
-        if descriptors.insert(svc.clone(), path.clone()).is_some() {
-            eprintln!("error: --descriptor given twice for service \"{svc}\"");
-            return 2;
-        }
-    }
-    let opts = Options {
-        pod: args.pod.clone(),
-        env_file: args.env_file.clone(),
-        descriptors,
-        secrets: match args.secrets {
-            Secrets::Redact => SecretMode::Redact,
-            Secrets::Inline => SecretMode::Inline,
-        },
-        process_env: std::env::vars().collect(),
+    let secrets = match args.secrets {
+        Secrets::Redact => SecretMode::Redact,
+        Secrets::Inline => SecretMode::Inline,
+    };
+    let opts = match args.input.options(&args.pod, secrets) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let out = args.out.clone().unwrap_or_else(|| {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
@@ -116,7 +96,7 @@ pub fn run(args: CompileArgs) -> i32 {
     }
 }
 
-fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
+pub fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
     for d in diags {
         match format {
             Format::Human => eprintln!("{:?}", d.to_report(sources)),
@@ -166,10 +146,10 @@ fn fix_command(args: &CompileArgs) -> String {
     if let Some(o) = &args.out {
         cmd.extend(["-o".to_string(), shell_word(&o.display().to_string())]);
     }
-    if let Some(e) = &args.env_file {
+    if let Some(e) = &args.input.env_file {
         cmd.extend(["--env-file".to_string(), shell_word(&e.display().to_string())]);
     }
-    for (svc, path) in &args.descriptor {
+    for (svc, path) in &args.input.descriptor {
         cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
     }
     if args.secrets == Secrets::Inline {

@@ -2,6 +2,10 @@
 
 mod check;
 mod compile;
+mod explain;
+mod inputs;
+mod report;
+mod who_can;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -16,6 +20,12 @@ pub struct Cli {
 pub enum Command {
     /// Compile a pod into per-agent artifacts (tools.json, feeds.json, memory.json, CLAWDAPUS.md, report.json)
     Compile(compile::CompileArgs),
+    /// Why an agent can (or cannot) call a tool, and the smallest grant that would change it
+    Explain(explain::ExplainArgs),
+    /// Every agent that can call a tool (or any tool of a service), and through which grant
+    WhoCan(who_can::WhoCanArgs),
+    /// Access reports: the agents × tools matrix
+    Report(report::ReportArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -38,5 +48,17 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Compile(args) => compile::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::WhoCan(args) => who_can::run(args),
+        Command::Report(args) => report::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

@@ -70,6 +70,8 @@ pub struct Claw {
     pub surfaces: Vec<Surface>,
     pub feeds: Vec<FeedEntry>,
     pub tools: Vec<Grant>,
+    /// The service wrote a `tools:` key (else its grants, if any, are inherited defaults).
+    pub tools_declared: bool,
     pub skills: Vec<Spanned<String>>,
     pub tool_policy: ToolPolicy,
     pub memory: Option<MemoryRef>,

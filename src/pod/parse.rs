@@ -379,7 +379,22 @@ impl Cx<'_> {
         let memory = x.get("memory").map(|n| if n.is_null() { None } else { self.memory(n) });
         let memory = expand_object(memory, d.memory.as_ref());
         let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
-        Some(Claw { loc: x.loc, role, describe_file, cllama, count, surfaces, feeds, tools, skills, tool_policy, memory, stdio })
+        let tools_declared = x.get("tools").is_some();
+        Some(Claw {
+            loc: x.loc,
+            role,
+            describe_file,
+            cllama,
+            count,
+            surfaces,
+            feeds,
+            tools,
+            tools_declared,
+            skills,
+            tool_policy,
+            memory,
+            stdio,
+        })
     }
 
     fn expanded<T: Clone>(

@@ -30,6 +30,58 @@ pub struct AgentReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryReport<'a>>,
     pub artifacts: Vec<String>,
+    /// Per service this agent has grants on, in grant order.
+    pub summary: Vec<ServiceSummary>,
+}
+
+#[derive(Serialize)]
+pub struct ServiceSummary {
+    pub service: String,
+    pub granted: usize,
+    pub not_granted: usize,
+    /// Of the granted tools, by their annotations (`readOnlyHint` / `readOnly`).
+    pub read_only: usize,
+    pub side_effecting: usize,
+    pub unannotated: usize,
+    /// The tools an `allow: all` grant (or a bare service name) gave.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub all_expanded_to: Vec<String>,
+}
+
+/// Grant summary per service, in the order the services were first granted.
+pub fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
+    let mut out: Vec<ServiceSummary> = Vec::new();
+    for g in &plan.tools {
+        let tool = super::mediated::tool_of(reg, g);
+        let pos = match out.iter().position(|s| s.service == g.service) {
+            Some(p) => p,
+            None => {
+                let total = reg.services[&g.service].descriptor.tools.len();
+                out.push(ServiceSummary {
+                    service: g.service.clone(),
+                    granted: 0,
+                    not_granted: total,
+                    read_only: 0,
+                    side_effecting: 0,
+                    unannotated: 0,
+                    all_expanded_to: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let s = &mut out[pos];
+        s.granted += 1;
+        s.not_granted -= 1;
+        match tool.read_only() {
+            Some(true) => s.read_only += 1,
+            Some(false) => s.side_effecting += 1,
+            None => s.unannotated += 1,
+        }
+        if g.via.all {
+            s.all_expanded_to.push(tool.name.clone());
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -133,7 +185,7 @@ pub fn agent_report<'a>(
         })
         .collect();
     let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });
-    AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts }
+    AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts, summary: summary(plan, reg) }
 }
 
 pub fn services_report<'a>(pod: &'a Pod, reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {

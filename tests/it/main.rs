@@ -1,5 +1,6 @@
 //! The integration tests: one binary, driving the real `clawc` executable.
 
+mod access;
 mod bad_input;
 mod check;
 mod determinism;

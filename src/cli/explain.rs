@@ -1,0 +1,114 @@
+//! `clawc explain POD AGENT [SERVICE.TOOL]`.
+
+use super::Format;
+use super::inputs::PodArgs;
+use clap::Args;
+use clawc::access;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Exit codes: 0 answered · 2 invalid inputs, unknown agent or tool · 3 environment failure.")]
+pub struct ExplainArgs {
+    /// The pod file
+    pod: PathBuf,
+    #[command(flatten)]
+    input: PodArgs,
+    /// The agent id (a service name, or <service>-<n> for replicas)
+    agent: String,
+    /// A tool as <service>.<tool>; without it, every granted tool with its reason
+    tool: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(args: ExplainArgs) -> i32 {
+    let compiled = match args.input.analyze(&args.pod, args.format) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let a = compiled.analysis.as_ref().expect("analyze returns an analysis");
+    let fail = |d: clawc::diag::Diagnostic| {
+        super::compile::report(std::slice::from_ref(&d), &compiled.sources, args.format);
+        2
+    };
+    let service = match access::agent_service(a, &args.agent) {
+        Ok(s) => s,
+        Err(d) => return fail(d),
+    };
+    let Some(tool) = &args.tool else {
+        return list(a, &compiled.sources, &args.agent, service, args.format);
+    };
+    let (svc, _, index) = match access::target(a, tool) {
+        Ok(t) => t,
+        Err(d) => return fail(d),
+    };
+    let Some(index) = index else {
+        return fail(
+            clawc::diag::Diagnostic::error(access::codes::UNKNOWN_TARGET, format!("\"{tool}\" is a service; explain takes one tool")).help(
+                format!(
+                    "name a tool, e.g. `{svc}.{}`, or leave it out to list every granted tool",
+                    a.registry.services[svc].descriptor.tools[0].name
+                ),
+            ),
+        );
+    };
+    let e = access::explain(a, &compiled.sources, &args.agent, svc, index);
+    if args.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&e).expect("explanation serializes"));
+        return 0;
+    }
+    if e.granted {
+        println!("{} can call {} (shown to the model as `{}`):", e.agent, e.tool, e.alias);
+        for (i, s) in e.chain.iter().enumerate() {
+            let at = s.at.as_deref().map(|a| format!("  [{a}]")).unwrap_or_default();
+            println!("  {}. {:<12} {}{at}", i + 1, s.step, s.text);
+        }
+    } else {
+        println!("{} cannot call {}: {}.", e.agent, e.tool, e.why_not.as_deref().unwrap_or(""));
+        if let Some(s) = &e.suggestion {
+            println!("\nsmallest grant that adds it — {s}");
+        }
+    }
+    0
+}
+
+fn list(a: &clawc::compile::Analysis, sources: &clawc::sourcemap::SourceMap, agent: &str, service: &str, format: Format) -> i32 {
+    let tools = a.plans.get(service).map_or(&[][..], |p| &p.tools);
+    let rows: Vec<serde_json::Value> = tools
+        .iter()
+        .map(|g| {
+            let t = &a.registry.services[&g.service].descriptor.tools[g.index];
+            serde_json::json!({
+                "tool": format!("{}.{}", g.service, t.name),
+                "effect": access::effect(t),
+                "grant": access::at(&g.via, sources),
+                "via": access::route(&g.via, sources),
+                "allow": if g.via.all { "all" } else { "named" },
+            })
+        })
+        .collect();
+    if format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "agent": agent, "service": service, "tools": rows }))
+                .expect("list serializes")
+        );
+        return 0;
+    }
+    if rows.is_empty() {
+        println!("{agent} can call no tools (deny by default).");
+        return 0;
+    }
+    println!("{agent} can call {} tool{}:", rows.len(), if rows.len() == 1 { "" } else { "s" });
+    let width = rows.iter().map(|r| r["tool"].as_str().unwrap_or("").len()).max().unwrap_or(0);
+    for r in &rows {
+        let (tool, effect, grant, via) = (
+            r["tool"].as_str().unwrap_or(""),
+            r["effect"].as_str().unwrap_or(""),
+            r["grant"].as_str().unwrap_or(""),
+            r["via"].as_str().unwrap_or(""),
+        );
+        println!("  {tool:<width$}  {effect:<14}  {grant}  {via}");
+    }
+    0
+}

@@ -1,0 +1,58 @@
+//! The arguments every command that reads a pod shares, and the compile they lead to.
+
+use clap::Args;
+use clawc::grant::SecretMode;
+use clawc::{Compiled, Options};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Options about where a pod's inputs come from (the pod path itself is each command's
+/// own positional argument).
+#[derive(Args, Debug, Clone)]
+pub struct PodArgs {
+    /// Variables for ${VAR} placeholders and auth tokens [default: <pod dir>/.env; a missing default file is fine]
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+    /// Descriptor file for a service; wins over every other source (repeatable)
+    #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
+    pub descriptor: Vec<(String, PathBuf)>,
+}
+
+fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((svc, path)) if !svc.trim().is_empty() && !path.is_empty() => Ok((svc.trim().to_string(), PathBuf::from(path))),
+        _ => Err("expected SERVICE=PATH, e.g. --descriptor trading-api=descriptors/trading-api.json".to_string()),
+    }
+}
+
+impl PodArgs {
+    /// Compile options, or the exit code of a command-line error (already printed).
+    pub fn options(&self, pod: &std::path::Path, secrets: SecretMode) -> Result<Options, i32> {
+        let mut descriptors = BTreeMap::new();
+        for (svc, path) in &self.descriptor {
+            if descriptors.insert(svc.clone(), path.clone()).is_some() {
+                eprintln!("error: --descriptor given twice for service \"{svc}\"");
+                return Err(2);
+            }
+        }
+        Ok(Options {
+            pod: pod.to_path_buf(),
+            env_file: self.env_file.clone(),
+            descriptors,
+            secrets,
+            process_env: std::env::vars().collect(),
+        })
+    }
+
+    /// Compiles in memory (redacted) for the questions commands ask; prints diagnostics.
+    pub fn analyze(&self, pod: &std::path::Path, format: super::Format) -> Result<Compiled, i32> {
+        let compiled = clawc::compile(&self.options(pod, SecretMode::Redact)?);
+        if compiled.analysis.is_none() || format == super::Format::Human {
+            super::compile::report(&compiled.diagnostics.0, &compiled.sources, format);
+        }
+        if compiled.analysis.is_none() {
+            return Err(compiled.exit_code());
+        }
+        Ok(compiled)
+    }
+}

@@ -1,0 +1,76 @@
+//! `clawc report POD --matrix [--markdown]`.
+
+use super::Format;
+use super::inputs::PodArgs;
+use clap::Args;
+use clawc::access::{self, Matrix};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The pod file
+    pod: PathBuf,
+    #[command(flatten)]
+    input: PodArgs,
+    /// Print the agents × tools access matrix (read-only tools marked)
+    #[arg(long)]
+    matrix: bool,
+    /// Render the matrix as a Markdown table (for a pull-request comment)
+    #[arg(long, requires = "matrix")]
+    markdown: bool,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(args: ReportArgs) -> i32 {
+    if !args.matrix {
+        eprintln!("error: nothing to report; pass --matrix (the full report is report.json, written by `clawc compile`)");
+        return 2;
+    }
+    let compiled = match args.input.analyze(&args.pod, args.format) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let m = access::matrix(compiled.analysis.as_ref().expect("analyze returns an analysis"));
+    match (args.format, args.markdown) {
+        (Format::Json, _) => println!("{}", serde_json::to_string_pretty(&m).expect("matrix serializes")),
+        (_, true) => print!("{}", markdown(&m)),
+        (_, false) => print!("{}", text(&m)),
+    }
+    0
+}
+
+fn mark(effect: &str) -> &'static str {
+    match effect {
+        "read-only" => "ro",
+        "side-effecting" => "rw",
+        _ => "?",
+    }
+}
+
+/// A Markdown table: one row per tool, one column per agent.
+pub fn markdown(m: &Matrix) -> String {
+    let mut out = format!("| tool | effect | {} |\n|---|---|{}\n", m.agents.join(" | "), "---|".repeat(m.agents.len()));
+    for r in &m.rows {
+        let cells: Vec<&str> = r.granted.iter().map(|g| if *g { "✅" } else { "" }).collect();
+        out.push_str(&format!("| `{}` | {} | {} |\n", r.tool, mark(r.effect), cells.join(" | ")));
+    }
+    out.push_str("\nro = read-only, rw = side-effecting, ? = not annotated\n");
+    out
+}
+
+/// A plain-text table, agents as numbered columns (legend below).
+pub fn text(m: &Matrix) -> String {
+    let tw = m.rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
+    let cols: Vec<String> = (1..=m.agents.len()).map(|i| i.to_string()).collect();
+    let cw = cols.iter().map(String::len).max().unwrap_or(1);
+    let mut out = format!("{:<tw$}  eff  {}\n", "tool", cols.iter().map(|c| format!("{c:>cw$}")).collect::<Vec<_>>().join(" "));
+    for r in &m.rows {
+        let cells: Vec<String> = r.granted.iter().map(|g| format!("{:>cw$}", if *g { "x" } else { "." })).collect();
+        out.push_str(&format!("{:<tw$}  {:<3}  {}\n", r.tool, mark(r.effect), cells.join(" ")));
+    }
+    out.push_str("\nagents: ");
+    out.push_str(&m.agents.iter().enumerate().map(|(i, a)| format!("{}={a}", i + 1)).collect::<Vec<_>>().join("  "));
+    out.push_str("\nro = read-only, rw = side-effecting, ? = not annotated\n");
+    out
+}

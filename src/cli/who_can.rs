@@ -1,0 +1,53 @@
+//! `clawc who-can POD SERVICE.TOOL|SERVICE`.
+
+use super::Format;
+use super::inputs::PodArgs;
+use clap::Args;
+use clawc::access;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Exit codes: 0 answered · 2 invalid inputs or unknown tool · 3 environment failure.")]
+pub struct WhoCanArgs {
+    /// The pod file
+    pod: PathBuf,
+    #[command(flatten)]
+    input: PodArgs,
+    /// A tool as <service>.<tool>, or a service for all its tools
+    target: String,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(args: WhoCanArgs) -> i32 {
+    let compiled = match args.input.analyze(&args.pod, args.format) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let a = compiled.analysis.as_ref().expect("analyze returns an analysis");
+    let (service, _, tool) = match access::target(a, &args.target) {
+        Ok(t) => t,
+        Err(d) => {
+            super::compile::report(std::slice::from_ref(&d), &compiled.sources, args.format);
+            return 2;
+        }
+    };
+    let holders = access::who_can(a, &compiled.sources, service, tool);
+    if args.format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "target": args.target, "holders": holders })).expect("holders serialize")
+        );
+        return 0;
+    }
+    if holders.is_empty() {
+        println!("no agent can call {} (deny by default: no grant names it)", args.target);
+        return 0;
+    }
+    let aw = holders.iter().map(|h| h.agent.len()).max().unwrap_or(0);
+    let tw = holders.iter().map(|h| h.tool.len()).max().unwrap_or(0);
+    for h in &holders {
+        println!("{:<aw$}  {:<tw$}  {}  {} ({})", h.agent, h.tool, h.grant, h.via, h.allow);
+    }
+    0
+}
