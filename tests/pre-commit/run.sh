@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Tests the pre-commit hooks for real: installs the pre-commit framework (PyPI) when it is
+# missing, makes a throwaway git repository holding a pod and its compiled tree, and runs
+# `pre-commit try-repo <this repository>` against it. pre-commit builds clawc itself
+# (`language: rust`), so this takes a release build the first time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v pre-commit >/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check pre-commit
+fi
+export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$root/target/pre-commit-home}
+# The hook's own build: quicker settings than the shipped release profile.
+export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "pre-commit test FAILED: $*" >&2; exit 1; }
+
+cp "$root/examples/minimal/claw-pod.yml" "$root/examples/minimal/clock.claw-describe.json" "$work/"
+(cd "$root" && cargo run --quiet --locked -- compile "$work/claw-pod.yml" -o "$work/.claw-compiled" >/dev/null)
+cd "$work"
+git init -q
+git config user.email test@example.com
+git config user.name test
+git add -A
+git commit -qm "pod and compiled tree"
+
+echo "--- in sync: clawc-check passes"
+pre-commit try-repo "$root" clawc-check --all-files --verbose >"$work/ok.log" 2>&1 || { cat "$work/ok.log"; fail "an in-sync tree did not pass"; }
+grep -q "in sync" "$work/ok.log" || { cat "$work/ok.log"; fail "no 'in sync' in the hook output"; }
+
+echo "--- edited descriptor, stale tree: clawc-check fails with the diff"
+sed -i 's/"Current time in a time zone"/"Current time in any time zone"/' clock.claw-describe.json
+git add -A
+if pre-commit try-repo "$root" clawc-check --all-files >"$work/drift.log" 2>&1; then
+  cat "$work/drift.log"; fail "a stale tree passed"
+fi
+grep -q "update .claw-compiled/context/assistant/tools.json\|update context/assistant/tools.json" "$work/drift.log" || { cat "$work/drift.log"; fail "no per-file change listed"; }
+grep -q -- '-      "description": "Current time in a time zone",' "$work/drift.log" || { cat "$work/drift.log"; fail "no diff in the output"; }
+grep -q "clawc compile claw-pod.yml" "$work/drift.log" || { cat "$work/drift.log"; fail "no fix command"; }
+
+echo "--- clawc-compile rewrites the tree and fails once, then passes"
+if pre-commit try-repo "$root" clawc-compile --all-files >"$work/compile.log" 2>&1; then
+  cat "$work/compile.log"; fail "clawc-compile changed files but passed"
+fi
+grep -q "files were modified by this hook" "$work/compile.log" || { cat "$work/compile.log"; fail "pre-commit did not report modified files"; }
+grep -q "Current time in any time zone" .claw-compiled/context/assistant/tools.json || fail "the tree was not rewritten"
+git add -A
+pre-commit try-repo "$root" clawc-check --all-files >"$work/after.log" 2>&1 || { cat "$work/after.log"; fail "the rewritten tree does not pass clawc-check"; }
+echo "pre-commit hooks: all checks passed"
