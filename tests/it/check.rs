@@ -19,6 +19,10 @@ fn check_json(pod: &Pod, extra: &[&str]) -> (i32, serde_json::Value) {
         .output()
         .unwrap();
     let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    // Every document --check prints matches the published schema.
+    let schema = super::schemas::validator("check.schema.json");
+    let errors: Vec<String> = schema.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "check output does not match schemas/check.schema.json: {errors:?}\n{doc}");
     (o.status.code().unwrap(), doc)
 }
 

@@ -9,13 +9,16 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn validator(name: &str) -> jsonschema::Validator {
+pub fn validator(name: &str) -> jsonschema::Validator {
     let load = |n: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(root().join("schemas").join(n)).unwrap()).unwrap() };
     let schema = load(name);
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
-    let v1 = load("descriptor-v1.schema.json");
-    let registry =
-        jsonschema::Registry::new().add("https://clawdapus.dev/schemas/clawc/descriptor-v1.schema.json", v1).unwrap().prepare().unwrap();
+    // Schemas refer to each other by $id; register them all so nothing is fetched.
+    let mut registry = jsonschema::Registry::new();
+    for other in ["descriptor-v1.schema.json", "report.schema.json"] {
+        registry = registry.add(format!("https://clawdapus.dev/schemas/clawc/{other}"), load(other)).unwrap();
+    }
+    let registry = registry.prepare().unwrap();
     jsonschema::options().with_registry(&registry).build(&schema).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
