@@ -1,5 +1,6 @@
 //! No-op `clawc compile --check` on the trading-desk example vs. hashing its input files
-//! with `sha256sum` (run: `cargo bench --bench check`). Both are spawned as processes,
+//! with `sha256sum` (run: `cargo bench --bench check`; `CLAWC_BIN=path` to measure another
+//! build, e.g. `scripts/build-release`'s). Both are spawned as processes,
 //! 200 times each; medians are reported.
 
 use std::path::Path;
@@ -41,7 +42,10 @@ fn main() {
     let runs = if quick { 3 } else { 200 };
     let dir = tempfile::tempdir().unwrap();
     copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk"), dir.path());
-    let clawc = env!("CARGO_BIN_EXE_clawc");
+    // CLAWC_BIN measures another build (e.g. the static one from scripts/build-release).
+    let bin = std::env::var("CLAWC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_clawc").to_string());
+    let clawc = bin.as_str();
+    println!("binary: {clawc}");
     let ok = Command::new(clawc).current_dir(dir.path()).args(["compile", "-o", "out"]).output().unwrap();
     assert!(ok.status.success());
     let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/clawc.lock")).unwrap()).unwrap();

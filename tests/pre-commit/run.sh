@@ -30,7 +30,9 @@ echo "--- in sync: clawc-check passes"
 pre-commit try-repo "$root" clawc-check --all-files --verbose >"$work/ok.log" 2>&1 || { cat "$work/ok.log"; fail "an in-sync tree did not pass"; }
 grep -q "in sync" "$work/ok.log" || { cat "$work/ok.log"; fail "no 'in sync' in the hook output"; }
 
-echo "--- edited descriptor, stale tree: clawc-check fails with the diff"
+echo "--- edited pod and descriptor, stale tree: clawc-check fails with the diff"
+sed -i 's/      tools: \[clock\]/      tools: [clock]\n      tool-policy:\n        max-rounds: 3/' claw-pod.yml
+grep -q "max-rounds: 3" claw-pod.yml || fail "could not edit the pod"
 sed -i 's/"Current time in a time zone"/"Current time in any time zone"/' clock.claw-describe.json
 git add -A
 if pre-commit try-repo "$root" clawc-check --all-files >"$work/drift.log" 2>&1; then
@@ -38,6 +40,7 @@ if pre-commit try-repo "$root" clawc-check --all-files >"$work/drift.log" 2>&1; 
 fi
 grep -q "update .claw-compiled/context/assistant/tools.json\|update context/assistant/tools.json" "$work/drift.log" || { cat "$work/drift.log"; fail "no per-file change listed"; }
 grep -q -- '-      "description": "Current time in a time zone",' "$work/drift.log" || { cat "$work/drift.log"; fail "no diff in the output"; }
+grep -q -- '+    "max_rounds": 3,' "$work/drift.log" || { cat "$work/drift.log"; fail "the pod edit is not in the diff"; }
 grep -q "clawc compile claw-pod.yml" "$work/drift.log" || { cat "$work/drift.log"; fail "no fix command"; }
 
 echo "--- clawc-compile rewrites the tree and fails once, then passes"
