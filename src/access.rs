@@ -176,7 +176,7 @@ fn granted_chain(g: &GrantedTool, d: &Described, tool: &Tool, sources: &SourceMa
     let allow =
         if g.via.all { "gives all its tools (`allow: all` or a bare service name)".to_string() } else { format!("names `{}`", tool.name) };
     chain.push(Step { step: "grant", at: grant_at, text: format!("the grant on `{}` {allow}", g.service) });
-    let origin = serde_json::to_value(&d.origin).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let origin = d.origin.as_str();
     chain.push(Step {
         step: "descriptor",
         at: Some(sources.name(d.file).to_string()),

@@ -159,9 +159,9 @@ pub fn environment(opts: &Options) -> Env {
 }
 
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
-/// (redact mode only).
-pub fn replay_lock(opts: &Options, out: &Path) -> crate::lock::Replay {
-    crate::lock::replay(out, &pod_dir(&opts.pod), &environment(opts), opts.secrets)
+/// (redact mode only), in the environment `env` (see [`environment`]).
+pub fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
+    crate::lock::replay(out, &pod_dir(&opts.pod), env, opts.secrets)
 }
 
 fn pod_dir(pod: &Path) -> PathBuf {

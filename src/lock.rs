@@ -80,8 +80,7 @@ pub fn build(
                 path: path.clone(),
                 role: e.role.to_string(),
                 service: d.map(|(s, _)| s.to_string()),
-                origin: d
-                    .map(|(_, d)| serde_json::to_value(&d.origin).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+                origin: d.map(|(_, d)| d.origin.as_str().to_string()),
                 sha256: e.sha256.clone(),
             }
         })

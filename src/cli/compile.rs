@@ -169,8 +169,8 @@ fn shell_word(s: &str) -> String {
 /// The fast path: when the lock proves inputs and outputs unchanged, only the committed
 /// tree's secret scan remains. `None` means "compile and compare".
 fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) -> Option<i32> {
-    let clawc::lock::Replay::InSync { outputs, secret_keys } = clawc::compile::replay_lock(opts, out) else { return None };
     let env = clawc::compile::environment(opts);
+    let clawc::lock::Replay::InSync { outputs, secret_keys } = clawc::compile::replay_lock(opts, &env, out) else { return None };
     let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
     let leaks = clawc::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();

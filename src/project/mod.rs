@@ -76,7 +76,7 @@ pub fn project(
         version: 1,
         pod: &pod.name,
         agents,
-        services: report::services_report(pod, reg, sources),
+        services: report::services_report(reg, sources),
         warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
     };
     out.insert("report.json", go_json(&report));

@@ -5,7 +5,7 @@
 use super::alias::presented_name;
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
-use crate::pod::{Origin, Pod};
+use crate::pod::Origin;
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
@@ -188,8 +188,7 @@ pub fn agent_report<'a>(
     AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts, summary: summary(plan, reg) }
 }
 
-pub fn services_report<'a>(pod: &'a Pod, reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
-    let _ = pod;
+pub fn services_report<'a>(reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
     let by_name: BTreeMap<&str, _> = reg.services.iter().map(|(k, v)| (k.as_str(), v)).collect();
     by_name
         .into_iter()

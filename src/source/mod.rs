@@ -28,6 +28,18 @@ pub enum OriginKind {
     BuildContext,
 }
 
+impl OriginKind {
+    /// The kebab-case name used in the report and the lock.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OriginKind::CommandLine => "command-line",
+            OriginKind::DescribeFile => "describe-file",
+            OriginKind::Discovered => "discovered",
+            OriginKind::BuildContext => "build-context",
+        }
+    }
+}
+
 /// A descriptor's text and where it came from.
 #[derive(Clone, Debug)]
 pub struct Loaded {
