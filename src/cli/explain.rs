@@ -17,6 +17,7 @@ pub struct ExplainArgs {
     agent: String,
     /// A tool as <service>.<tool>; without it, every granted tool with its reason
     tool: Option<String>,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 }

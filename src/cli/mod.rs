@@ -33,7 +33,7 @@ pub enum Format {
     /// Diagnostics drawn with source snippets on stderr, a summary on stdout
     #[default]
     Human,
-    /// One JSON object per line on stdout: each diagnostic, then {"summary": …}
+    /// Machine-readable on stdout: for `compile`, one JSON object per line (each diagnostic, then {"summary": …}); for `compile --check`, one document (schemas/check.schema.json); for the other commands, one document
     Json,
 }
 

@@ -18,6 +18,7 @@ pub struct ReportArgs {
     /// Render the matrix as a Markdown table (for a pull-request comment)
     #[arg(long, requires = "matrix")]
     markdown: bool,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 }

@@ -15,6 +15,7 @@ pub struct WhoCanArgs {
     input: PodArgs,
     /// A tool as <service>.<tool>, or a service for all its tools
     target: String,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 }
