@@ -113,7 +113,7 @@ pub fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Option<us
     for (id, svc) in agents(a) {
         for g in a.plans.get(svc).map_or(&[][..], |p| &p.tools) {
             if g.service == service && tool.is_none_or(|t| t == g.index) {
-                let name = format!("{service}.{}", a.registry.services[service].descriptor.tools[g.index].name);
+                let name = format!("{service}.{}", a.registry.tool(service, g.index).name);
                 out.push(Holder {
                     agent: id.clone(),
                     tool: name,

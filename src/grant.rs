@@ -136,7 +136,7 @@ impl Resolver<'_> {
         );
     }
 
-    fn tools(&mut self, svc: &Service) -> Vec<super::grant::GrantedTool> {
+    fn tools(&mut self, svc: &Service) -> Vec<GrantedTool> {
         let Some(claw) = &svc.claw else { return Vec::new() };
         let mut seen = HashSet::new();
         let mut out = Vec::new();

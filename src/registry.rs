@@ -70,6 +70,11 @@ impl Registry {
         (Registry { services, feeds }, diags)
     }
 
+    /// Tool `index` of `service` (both come from a resolved grant, so they exist).
+    pub fn tool(&self, service: &str, index: usize) -> &crate::describe::Tool {
+        &self.services[service].descriptor.tools[index]
+    }
+
     /// Services whose descriptor declares at least one tool (the tool registry).
     pub fn tool_services(&self) -> impl Iterator<Item = (&str, &Described)> {
         self.services.iter().filter(|(_, d)| !d.descriptor.tools.is_empty()).map(|(s, d)| (s.as_str(), d))

@@ -60,8 +60,7 @@ fn find<'a>(
 ) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let scanned: Vec<(&String, &String)> = secrets.iter().filter(|(v, _)| v.trim().len() >= MIN_SCANNED_LEN).collect();
-    for (value, var) in secrets.iter().filter(|(v, _)| v.trim().len() < MIN_SCANNED_LEN) {
-        let _ = value;
+    for var in secrets.iter().filter(|(v, _)| v.trim().len() < MIN_SCANNED_LEN).map(|(_, var)| var) {
         diags.push(
             Diagnostic::warning(
                 codes::TOO_SHORT,

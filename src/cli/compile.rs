@@ -137,7 +137,11 @@ fn summary(
 }
 
 fn json_diags(c: &clawc::Compiled) -> Vec<serde_json::Value> {
-    c.diagnostics.0.iter().map(|d| serde_json::to_value(d.to_json(&c.sources)).expect("diagnostics serialize")).collect()
+    json_values(&c.diagnostics.0, &c.sources)
+}
+
+fn json_values(diags: &[Diagnostic], sources: &SourceMap) -> Vec<serde_json::Value> {
+    diags.iter().map(|d| serde_json::to_value(d.to_json(sources)).expect("diagnostics serialize")).collect()
 }
 
 /// The command that brings the tree in sync: this command line without `--check`.
@@ -178,7 +182,7 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
     if args.format == Format::Human {
         report(&leaks, &sources, args.format);
     }
-    let diags = leaks.iter().map(|d| serde_json::to_value(d.to_json(&sources)).expect("diagnostics serialize")).collect();
+    let diags = json_values(&leaks, &sources);
     super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock");
     Some(if failed { 1 } else { 0 })
 }
@@ -199,7 +203,7 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::output::A
                 report(&leaks, &compiled.sources, args.format);
             }
             let mut diags = json_diags(compiled);
-            diags.extend(leaks.iter().map(|d| serde_json::to_value(d.to_json(&compiled.sources)).expect("diagnostics serialize")));
+            diags.extend(json_values(&leaks, &compiled.sources));
             super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile");
             if drift.is_empty() && leaks.is_empty() { 0 } else { 1 }
         }

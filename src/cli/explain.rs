@@ -78,7 +78,7 @@ fn list(a: &clawc::compile::Analysis, sources: &clawc::sourcemap::SourceMap, age
     let rows: Vec<serde_json::Value> = tools
         .iter()
         .map(|g| {
-            let t = &a.registry.services[&g.service].descriptor.tools[g.index];
+            let t = a.registry.tool(&g.service, g.index);
             serde_json::json!({
                 "tool": format!("{}.{}", g.service, t.name),
                 "effect": access::effect(t),

@@ -173,7 +173,7 @@ pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan) 
         .tools
         .iter()
         .map(|g| {
-            let tool = super::mediated::tool_of(reg, g);
+            let tool = reg.tool(&g.service, g.index);
             let canonical = format!("{}.{}", g.service, tool.name);
             ToolCtx { alias: presented_name(&canonical), canonical, description: &tool.description }
         })

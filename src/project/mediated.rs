@@ -1,8 +1,8 @@
 //! The cllama context files: `tools.json`, `feeds.json`, `memory.json`, in Clawdapus'
 //! exact shapes (field order = struct order, omitted-when-empty fields skipped).
 
-use crate::describe::Tool;
 use crate::grant::{GrantedTool, ResolvedFeed, ResolvedMemory, SecretMode, Token};
+use crate::output::json::to_go_json;
 use crate::pod::ToolPolicy;
 use crate::registry::Registry;
 use serde::Serialize;
@@ -69,10 +69,6 @@ fn auth_out(t: &Option<Token>, mode: SecretMode) -> Option<AuthOut> {
     t.as_ref().map(|t| AuthOut { kind: "bearer", token: token_text(t, mode) })
 }
 
-pub fn tool_of<'a>(reg: &'a Registry, g: &GrantedTool) -> &'a Tool {
-    &reg.services[&g.service].descriptor.tools[g.index]
-}
-
 pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mode: SecretMode) -> Vec<u8> {
     let entries = tools
         .iter()
@@ -108,7 +104,7 @@ pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mo
         timeout_per_tool_ms: policy.timeout_per_tool_ms.unwrap_or(30_000),
         total_timeout_ms: policy.total_timeout_ms.unwrap_or(120_000),
     };
-    super::go_json(&ToolsFile { version: 1, tools: entries, policy })
+    to_go_json(&ToolsFile { version: 1, tools: entries, policy })
 }
 
 #[derive(Serialize)]
@@ -139,7 +135,7 @@ pub fn feeds_json(agent: &str, feeds: &[ResolvedFeed], mode: SecretMode) -> Vec<
             }
         })
         .collect();
-    super::go_json(&out)
+    to_go_json(&out)
 }
 
 #[derive(Serialize)]
@@ -174,5 +170,5 @@ pub fn memory_json(m: &ResolvedMemory, mode: SecretMode) -> Vec<u8> {
         forget: m.ops.forget.as_deref().map(|path| Op { path, timeout_ms: None }),
         auth: auth_out(&m.auth, mode),
     };
-    super::go_json(&out)
+    to_go_json(&out)
 }

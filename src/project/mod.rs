@@ -17,14 +17,11 @@ pub mod report;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
 use crate::output::ArtifactSet;
+use crate::output::json::to_go_json;
 use crate::pod::Pod;
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use std::collections::BTreeMap;
-
-pub(crate) fn go_json<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
-    crate::output::json::to_go_json(v)
-}
 
 /// Builds every artifact. `mode` decides how tokens are written; files that hold a
 /// literal token are marked secret.
@@ -79,6 +76,6 @@ pub fn project(
         services: report::services_report(reg, sources),
         warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
     };
-    out.insert("report.json", go_json(&report));
+    out.insert("report.json", to_go_json(&report));
     out
 }

@@ -52,7 +52,7 @@ pub struct ServiceSummary {
 pub fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
     let mut out: Vec<ServiceSummary> = Vec::new();
     for g in &plan.tools {
-        let tool = super::mediated::tool_of(reg, g);
+        let tool = reg.tool(&g.service, g.index);
         let pos = match out.iter().position(|s| s.service == g.service) {
             Some(p) => p,
             None => {
@@ -167,7 +167,7 @@ pub fn agent_report<'a>(
         .tools
         .iter()
         .map(|g| {
-            let name = format!("{}.{}", g.service, super::mediated::tool_of(reg, g).name);
+            let name = format!("{}.{}", g.service, reg.tool(&g.service, g.index).name);
             ToolReport {
                 alias: presented_name(&name),
                 name,
