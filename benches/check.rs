@@ -46,7 +46,7 @@ fn main() {
     let bin = std::env::var("CLAWC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_clawc").to_string());
     let clawc = bin.as_str();
     println!("binary: {clawc}");
-    let ok = Command::new(clawc).current_dir(dir.path()).args(["compile", "-o", "out"]).output().unwrap();
+    let ok = Command::new(clawc).current_dir(dir.path()).args(["compile", "--images", "none", "-o", "out"]).output().unwrap();
     assert!(ok.status.success());
     let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/clawc.lock")).unwrap()).unwrap();
     let inputs: Vec<String> = lock["inputs"]
@@ -57,7 +57,11 @@ fn main() {
         .map(|i| i["path"].as_str().unwrap().to_string())
         .collect();
     let check = median(runs, || {
-        let o = Command::new(clawc).current_dir(dir.path()).args(["compile", "-o", "out", "--check", "--format", "json"]).output().unwrap();
+        let o = Command::new(clawc)
+            .current_dir(dir.path())
+            .args(["compile", "--images", "none", "-o", "out", "--check", "--format", "json"])
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0));
         assert!(String::from_utf8_lossy(&o.stdout).contains("\"answered_by\": \"lock\""));
     });

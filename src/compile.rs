@@ -8,6 +8,8 @@
 use crate::describe::json_span::{Seg, locate};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
+use crate::image::cache::Cache;
+use crate::image::{ImageSet, ImageSource};
 use crate::output::ArtifactSet;
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
@@ -18,7 +20,9 @@ use crate::source::{Request, Sources, diags as source_diags};
 use crate::sourcemap::{Loc, SourceMap};
 use crate::{describe, grant, project, secrets, yaml};
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What to compile and how.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +35,12 @@ pub struct Options {
     pub secrets: SecretMode,
     /// The process environment (overlays `.env`).
     pub process_env: Vec<(String, String)>,
+    /// Where to look for images, in order (`--images`); empty reads none.
+    pub images: Vec<ImageSource>,
+    /// Files already read out of images, by image ID (`Cache::default()`: none).
+    pub image_cache: Cache,
+    /// Images read at once (0: the default, 8).
+    pub image_jobs: usize,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -68,7 +78,9 @@ impl Compiled {
 }
 
 pub fn is_environment_failure(code: &str) -> bool {
-    code == source_diags::IO || code == crate::output::write::codes::IO
+    use crate::image::diags as image;
+    [source_diags::IO, crate::output::write::codes::IO, image::DOCKER_UNREACHABLE, image::DOCKER, image::NOT_FOUND, image::INTERRUPTED]
+        .contains(&code)
 }
 
 pub fn compile(opts: &Options) -> Compiled {
@@ -135,7 +147,25 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
                 .help(help),
         );
     }
-    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &log, sources, diags);
+    if diags.has_errors() {
+        return None;
+    }
+    let images = match read_images(opts, &pod) {
+        Ok(set) => Arc::new(set),
+        Err(ds) => {
+            diags.extend(ds);
+            return None;
+        }
+    };
+    for facts in images.found.values() {
+        // The labels that shape the output, so the lock changes when they do.
+        let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
+        log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
+    }
+    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
+    let named: BTreeSet<String> = described.keys().cloned().collect();
+    diags.extend(crate::image::usage::missing(&pod, &images, &named));
+    let runners = runner_types(&pod, &pod_dir, &images, &log);
     if diags.has_errors() {
         return None;
     }
@@ -144,7 +174,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    let mut built = build(pod, described.clone(), &env, opts.secrets, sources, diags)?;
+    let mut built = build(pod, described.clone(), runners, &env, opts.secrets, sources, diags)?;
     let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &built.artifacts);
     built.artifacts.insert(crate::lock::LOCK, lock);
     built.agents = agents;
@@ -206,11 +236,13 @@ fn describe_all(
     pod: &Pod,
     pod_dir: &Path,
     overrides: &BTreeMap<String, PathBuf>,
+    images: &Arc<ImageSet>,
     log: &InputLog,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
-    let chain = Sources::standard(overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect());
+    let overrides = overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect();
+    let chain = Sources::standard(overrides, images.clone());
     let mut out = BTreeMap::new();
     for (name, service) in &pod.services {
         let loaded = match chain.describe(&Request { pod_dir, service, log }) {
@@ -222,9 +254,29 @@ fn describe_all(
             }
         };
         diags.extend(loaded.warnings.iter().cloned());
+        if loaded.kind == crate::source::OriginKind::Image {
+            log.record(&loaded.name, "image", Some(loaded.text.as_bytes()));
+        }
         let file = sources.add(loaded.name.clone(), loaded.text.clone());
         let (descriptor, ds) = describe::decode(file, sources.get(file));
         diags.extend(ds);
+        let descriptor = match (descriptor, &loaded.snapshot) {
+            (Some(d), Some((name, text))) => {
+                log.record(name, "image", Some(text.as_bytes()));
+                let snap = sources.add(name.clone(), text.clone());
+                let (tools, ds) = describe::decode(snap, sources.get(snap));
+                diags.extend(ds);
+                match tools.map(|t| crate::image::merge::with_snapshot(d, t, file, snap, sources)) {
+                    Some(Ok(merged)) => Some(merged),
+                    Some(Err(d)) => {
+                        diags.push(d);
+                        None
+                    }
+                    None => None,
+                }
+            }
+            (d, _) => d,
+        };
         let Some(descriptor) = descriptor else { continue };
         let skill = descriptor.skill.as_ref().and_then(|s| {
             let text = &sources.get(file).text;
@@ -238,21 +290,64 @@ fn describe_all(
                 }
             }
         });
+        let skill = match (skill, &loaded.skill_root) {
+            (None, crate::source::SkillRoot::Image(facts)) => emitted_skill(facts, log, service, diags),
+            (skill, _) => skill,
+        };
         out.insert(name.clone(), Described { descriptor, file, origin: loaded.kind, skill });
     }
     out
+}
+
+/// The skill an image emits (`claw.skill.emit`), for a descriptor without its own.
+fn emitted_skill(
+    facts: &crate::image::ImageFacts,
+    log: &InputLog,
+    service: &crate::pod::Service,
+    diags: &mut Diagnostics,
+) -> Option<Skill> {
+    let raw = facts.label(crate::image::SKILL_EMIT_LABEL)?;
+    match crate::source::image_file(facts, raw, Some(crate::image::SKILL_EMIT_LABEL), log) {
+        Ok((source, text)) => Some(Skill { name: project::context_md::basename(raw).to_string(), source, text }),
+        Err(d) => {
+            diags.push(d.at_opt(service.image.as_ref().map(|i| i.loc)));
+            None
+        }
+    }
+}
+
+/// Reads the images the pod names from the `--images` sources (the I/O edge).
+fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Diagnostic>> {
+    let overrides: BTreeSet<String> = opts.descriptors.keys().cloned().collect();
+    let references = crate::image::usage::references(pod, &overrides);
+    if references.is_empty() || opts.images.is_empty() {
+        return Ok(ImageSet { disabled: opts.images.is_empty(), ..ImageSet::default() });
+    }
+    let jobs = if opts.image_jobs == 0 { 8 } else { opts.image_jobs };
+    let plan = crate::image::fetch::Plan { references, sources: opts.images.clone(), cache: opts.image_cache.clone(), jobs };
+    crate::image::fetch::fetch(&plan)
+}
+
+/// Each agent's runner: its image's `claw.type`, else its build Dockerfile's label.
+fn runner_types(pod: &Pod, pod_dir: &Path, images: &ImageSet, log: &InputLog) -> BTreeMap<String, String> {
+    crate::image::usage::runners(pod, images, |service| {
+        let req = Request { pod_dir, service, log };
+        crate::source::build_labels(&req).ok().flatten().and_then(|(mut labels, _)| labels.remove(crate::image::TYPE_LABEL))
+    })
 }
 
 /// The pure core after describe: register → grant → project → leak scan.
 pub fn build(
     pod: Pod,
     described: BTreeMap<String, Described>,
+    runners: BTreeMap<String, String>,
     env: &Env,
     mode: grant::SecretMode,
     sources: &SourceMap,
     diags: &mut Diagnostics,
 ) -> Option<Built> {
-    let (registry, ds) = Registry::build(described, sources);
+    let (mut registry, ds) = Registry::build(described, sources);
+    registry.runners = runners;
     diags.extend(ds);
     let (plans, ds) = grant::resolve(&pod, &registry, env, mode);
     diags.extend(ds);

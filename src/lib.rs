@@ -24,6 +24,7 @@ pub mod compile;
 pub mod describe;
 pub mod diag;
 pub mod grant;
+pub mod image;
 pub mod lock;
 pub mod output;
 pub mod pod;

@@ -75,7 +75,7 @@ pub fn build(
     let inputs = inputs
         .iter()
         .map(|(path, e)| {
-            let d = by_file.get(path.as_str()).filter(|_| e.role == "descriptor");
+            let d = by_file.get(path.as_str()).filter(|_| e.role == "descriptor" || e.role == "image");
             LockInput {
                 path: path.clone(),
                 role: e.role.to_string(),
@@ -110,6 +110,10 @@ pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode) -> Replay
     let Ok(text) = std::fs::read(out.join(LOCK)) else { return Replay::Unknown };
     let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
     if lock.version != VERSION || lock.clawc != env!("CARGO_PKG_VERSION") || lock.secrets != mode_name(mode) || mode != SecretMode::Redact {
+        return Replay::Unknown;
+    }
+    // Files read out of images cannot be re-hashed without reading the images again.
+    if lock.inputs.iter().any(|i| i.role == "image") {
         return Replay::Unknown;
     }
     for input in &lock.inputs {

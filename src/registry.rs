@@ -42,6 +42,8 @@ pub struct Registry {
     pub services: BTreeMap<String, Described>,
     /// Feeds by their pod-global name.
     pub feeds: BTreeMap<String, FeedDef>,
+    /// Agent service → its runner (`claw.type`), where an image or Dockerfile says.
+    pub runners: BTreeMap<String, String>,
 }
 
 impl Registry {
@@ -67,7 +69,7 @@ impl Registry {
                 feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone() });
             }
         }
-        (Registry { services, feeds }, diags)
+        (Registry { services, feeds, runners: BTreeMap::new() }, diags)
     }
 
     /// Tool `index` of `service` (both come from a resolved grant, so they exist).

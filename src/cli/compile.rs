@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O)."
+    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O, Docker unreachable, image missing)."
 )]
 pub struct CompileArgs {
     /// The pod file
@@ -155,6 +155,10 @@ fn fix_command(args: &CompileArgs) -> String {
     }
     for (svc, path) in &args.input.descriptor {
         cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
+    }
+    if args.input.images != [clawc::image::ImageSource::Auto] {
+        let list: Vec<String> = args.input.images.iter().map(|s| s.to_string()).collect();
+        cmd.extend(["--images".to_string(), shell_word(&list.join(","))]);
     }
     if args.secrets == Secrets::Inline {
         cmd.extend(["--secrets".to_string(), "inline".to_string()]);

@@ -2,6 +2,8 @@
 
 use clap::Args;
 use clawc::grant::SecretMode;
+use clawc::image::ImageSource;
+use clawc::image::cache::Cache;
 use clawc::{Compiled, Options};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,6 +18,15 @@ pub struct PodArgs {
     /// Descriptor file for a service; wins over every other source (repeatable)
     #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
     pub descriptor: Vec<(String, PathBuf)>,
+    /// Where service images are read from, tried in order (repeatable or comma-separated): `auto` (the Docker Engine when it answers), `docker` (it must answer; honours DOCKER_HOST), `oci:DIR` (an OCI image layout), `archive:TAR` (a `docker save` archive), `none` (read no image)
+    #[arg(long, value_name = "SOURCE", default_value = "auto", env = "CLAWC_IMAGES", value_delimiter = ',')]
+    pub images: Vec<ImageSource>,
+    /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR)
+    #[arg(long)]
+    pub no_cache: bool,
+    /// How many images are inspected and read at once
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub image_jobs: u16,
 }
 
 fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
@@ -35,12 +46,20 @@ impl PodArgs {
                 return Err(2);
             }
         }
+        if self.images.len() > 1 && self.images.contains(&ImageSource::None) {
+            eprintln!("error: --images none cannot be combined with other image sources");
+            return Err(2);
+        }
+        let images = if self.images == [ImageSource::None] { Vec::new() } else { self.images.clone() };
         Ok(Options {
             pod: pod.to_path_buf(),
             env_file: self.env_file.clone(),
             descriptors,
             secrets,
             process_env: std::env::vars().collect(),
+            images,
+            image_cache: if self.no_cache { Cache::default() } else { Cache::user() },
+            image_jobs: self.image_jobs.into(),
         })
     }
 

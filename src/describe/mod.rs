@@ -5,6 +5,7 @@ mod decode;
 pub mod diags;
 pub mod json_span;
 mod schema;
+pub mod snapshot;
 
 pub use decode::decode;
 

@@ -103,7 +103,8 @@ pub fn basename(p: &str) -> &str {
     p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
 }
 
-pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan) -> Vec<u8> {
+/// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
+pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
     let mut skills = Vec::new();
     let surfaces = claw
         .surfaces
@@ -180,7 +181,7 @@ pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan) 
         .collect();
     let memory =
         plan.memory.as_ref().map(|m| MemoryCtx { service: &m.service, recall: m.ops.recall.is_some(), retain: m.ops.retain.is_some() });
-    let ctx = Ctx { pod: &pod.name, agent, claw_type: None, surfaces, cllama, feeds, skills, tools, memory };
+    let ctx = Ctx { pod: &pod.name, agent, claw_type, surfaces, cllama, feeds, skills, tools, memory };
     let tmpl = env().get_template("CLAWDAPUS.md").expect("the bundled template is registered");
     tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx)))
         .expect("the bundled template renders every context")

@@ -45,7 +45,12 @@ pub fn project(
                 files.push(format!("{dir}/{name}"));
                 out.insert_secret(format!("{dir}/{name}"), bytes, secret);
             };
-            put(&mut out, "CLAWDAPUS.md", context_md::render(pod, reg, claw, &id, plan), false);
+            put(
+                &mut out,
+                "CLAWDAPUS.md",
+                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(String::as_str)),
+                false,
+            );
             let inline = mode == SecretMode::Inline;
             if mediated && !plan.tools.is_empty() {
                 let secret = inline && plan.tools.iter().any(|t| t.auth.as_ref().is_some_and(|a| a.value.is_some()));

@@ -1,7 +1,7 @@
 //! Where a service's descriptor bytes come from. Each place is a [`DescriptorSource`];
 //! [`Sources::standard`] chains them in Clawdapus' order (the first that has one wins):
 //! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the build
-//! context. Image sources slot in before the build context.
+//! image the service names ([`image::Image`]), the build context.
 //!
 //! This is the I/O edge of the describe pass: sources return text and its origin, and
 //! [`crate::describe::decode`] turns the text into a descriptor without touching disk.
@@ -9,6 +9,7 @@
 pub mod diags;
 pub mod dockerfile;
 pub mod fs;
+pub mod image;
 pub mod record;
 
 use crate::diag::Diagnostic;
@@ -25,6 +26,7 @@ pub enum OriginKind {
     CommandLine,
     DescribeFile,
     Discovered,
+    Image,
     BuildContext,
 }
 
@@ -35,6 +37,7 @@ impl OriginKind {
             OriginKind::CommandLine => "command-line",
             OriginKind::DescribeFile => "describe-file",
             OriginKind::Discovered => "discovered",
+            OriginKind::Image => "image",
             OriginKind::BuildContext => "build-context",
         }
     }
@@ -47,10 +50,22 @@ pub struct Loaded {
     /// Pod-relative, `/`-separated path of the file.
     pub name: String,
     pub text: String,
-    /// Directory a descriptor `skill` path is resolved in (and confined to).
-    pub skill_root: PathBuf,
+    /// Where a descriptor `skill` path is resolved (and confined to).
+    pub skill_root: SkillRoot,
     /// Warnings about this source (a stale discovery snapshot).
     pub warnings: Vec<Diagnostic>,
+    /// A baked `tools/list` snapshot beside the descriptor in the same image, already
+    /// converted: (name, descriptor JSON text). Its tools join the descriptor's.
+    pub snapshot: Option<(String, String)>,
+}
+
+/// Where a descriptor's `skill` file lives.
+#[derive(Clone, Debug)]
+pub enum SkillRoot {
+    /// A directory on disk (the build context, or beside the descriptor file).
+    Dir(PathBuf),
+    /// The image the descriptor came from.
+    Image(std::sync::Arc<crate::image::ImageFacts>),
 }
 
 /// One service to describe.
@@ -73,8 +88,14 @@ pub struct Sources(Vec<Box<dyn DescriptorSource>>);
 
 impl Sources {
     /// Clawdapus' order, with `--descriptor SERVICE=PATH` overrides first.
-    pub fn standard(overrides: BTreeMap<String, PathBuf>) -> Self {
-        Sources(vec![Box::new(CommandLine(overrides)), Box::new(DescribeFile), Box::new(Discovered), Box::new(BuildContext)])
+    pub fn standard(overrides: BTreeMap<String, PathBuf>, images: std::sync::Arc<crate::image::ImageSet>) -> Self {
+        Sources(vec![
+            Box::new(CommandLine(overrides)),
+            Box::new(DescribeFile),
+            Box::new(Discovered),
+            Box::new(image::Image(images)),
+            Box::new(BuildContext),
+        ])
     }
 
     pub fn describe(&self, req: &Request) -> SourceResult {
@@ -106,7 +127,14 @@ fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: 
     let pod_dir = req.pod_dir;
     let name = fs::relative_name(pod_dir, path);
     match req.log.read(path, &name, "descriptor") {
-        Ok(text) => Ok(Some(Loaded { kind, name, text, skill_root: path.parent().unwrap_or(pod_dir).to_path_buf(), warnings: Vec::new() })),
+        Ok(text) => Ok(Some(Loaded {
+            kind,
+            name,
+            text,
+            skill_root: SkillRoot::Dir(path.parent().unwrap_or(pod_dir).to_path_buf()),
+            warnings: Vec::new(),
+            snapshot: None,
+        })),
         Err(ReadError::Missing) => {
             let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist"))
                 .at_opt(loc)
@@ -120,7 +148,7 @@ fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: 
 /// Skills of build services resolve in the build context, others beside the descriptor.
 fn with_build_root(mut loaded: Loaded, req: &Request) -> Loaded {
     if let Some(b) = &req.service.build {
-        loaded.skill_root = fs::normalize(&req.pod_dir.join(&b.context));
+        loaded.skill_root = SkillRoot::Dir(fs::normalize(&req.pod_dir.join(&b.context)));
     }
     loaded
 }
@@ -195,8 +223,8 @@ impl DescriptorSource for Discovered {
                 return Ok(None);
             }
         }
-        let skill_root = req.pod_dir.join(".claw-discovered");
-        Ok(Some(with_build_root(Loaded { kind: OriginKind::Discovered, name, text, skill_root, warnings }, req)))
+        let skill_root = SkillRoot::Dir(req.pod_dir.join(".claw-discovered"));
+        Ok(Some(with_build_root(Loaded { kind: OriginKind::Discovered, name, text, skill_root, warnings, snapshot: None }, req)))
     }
 }
 
@@ -206,22 +234,7 @@ impl DescriptorSource for BuildContext {
     fn describe(&self, req: &Request) -> SourceResult {
         let Some(build) = &req.service.build else { return Ok(None) };
         let context = fs::normalize(&req.pod_dir.join(&build.context));
-        let dockerfiles: Vec<PathBuf> = match &build.dockerfile {
-            Some(d) => vec![context.join(d)],
-            None => vec![context.join("Clawfile"), context.join("Dockerfile")],
-        };
-        let mut label = None;
-        for df in dockerfiles {
-            let name = fs::relative_name(req.pod_dir, &df);
-            match req.log.read(&df, &name, "dockerfile") {
-                Ok(text) => {
-                    label = dockerfile::labels(&text).remove("claw.describe").map(|l| (l, name));
-                    break;
-                }
-                Err(ReadError::Missing) => continue,
-                Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d.at(build.loc)]),
-            }
-        }
+        let label = build_labels(req)?.and_then(|(mut labels, name)| labels.remove("claw.describe").map(|l| (l, name)));
         let path = match &label {
             Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
                 vec![
@@ -237,7 +250,14 @@ impl DescriptorSource for BuildContext {
         };
         let name = fs::relative_name(req.pod_dir, &path);
         match req.log.read(&path, &name, "descriptor") {
-            Ok(text) => Ok(Some(Loaded { kind: OriginKind::BuildContext, name, text, skill_root: context, warnings: Vec::new() })),
+            Ok(text) => Ok(Some(Loaded {
+                kind: OriginKind::BuildContext,
+                name,
+                text,
+                skill_root: SkillRoot::Dir(context),
+                warnings: Vec::new(),
+                snapshot: None,
+            })),
             Err(ReadError::Missing) => Ok(None),
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
         }
@@ -246,7 +266,11 @@ impl DescriptorSource for BuildContext {
 
 /// Reads a descriptor's `skill` file, confined to the loaded descriptor's skill root.
 pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path, log: &record::InputLog) -> Result<(String, String), Diagnostic> {
-    let path = fs::contained(&loaded.skill_root, skill).map_err(|why| {
+    let root = match &loaded.skill_root {
+        SkillRoot::Dir(d) => d,
+        SkillRoot::Image(facts) => return image_file(facts, skill, Some("the descriptor's skill"), log),
+    };
+    let path = fs::contained(root, skill).map_err(|why| {
         Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
             .help("a descriptor's skill names a file inside the service's build context")
     })?;
@@ -259,4 +283,47 @@ pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path, log: &record::In
         }
         Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),
     }
+}
+
+/// A file the image's labels or descriptor name (read by the image fetch), recorded in
+/// the input log as `<image>:<path>`.
+pub fn image_file(
+    facts: &crate::image::ImageFacts,
+    raw: &str,
+    named_by: Option<&str>,
+    log: &record::InputLog,
+) -> Result<(String, String), Diagnostic> {
+    let path = crate::image::image_path(raw).unwrap_or_else(|| raw.to_string());
+    match facts.files.get(raw) {
+        Some(crate::image::FileRead::Text(t)) => {
+            let name = facts.file_name(&path);
+            log.record(&name, "image", Some(t.as_bytes()));
+            Ok((name, t.clone()))
+        }
+        Some(r) => Err(image::file_error(facts, &path, named_by, r)),
+        None => Err(image::file_error(facts, &path, named_by, &crate::image::FileRead::Missing)),
+    }
+}
+
+/// A Dockerfile's labels and its pod-relative name.
+pub type DockerfileLabels = (BTreeMap<String, String>, String);
+
+/// The `LABEL`s of a build service's Dockerfile (`build.dockerfile`, else `Clawfile`,
+/// else `Dockerfile`) with the file's pod-relative name; `None` without one.
+pub fn build_labels(req: &Request) -> Result<Option<DockerfileLabels>, Vec<Diagnostic>> {
+    let Some(build) = &req.service.build else { return Ok(None) };
+    let context = fs::normalize(&req.pod_dir.join(&build.context));
+    let dockerfiles: Vec<PathBuf> = match &build.dockerfile {
+        Some(d) => vec![context.join(d)],
+        None => vec![context.join("Clawfile"), context.join("Dockerfile")],
+    };
+    for df in dockerfiles {
+        let name = fs::relative_name(req.pod_dir, &df);
+        match req.log.read(&df, &name, "dockerfile") {
+            Ok(text) => return Ok(Some((dockerfile::labels(&text), name))),
+            Err(ReadError::Missing) => continue,
+            Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d.at(build.loc)]),
+        }
+    }
+    Ok(None)
 }

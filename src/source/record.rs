@@ -10,7 +10,8 @@ use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputEntry {
-    /// What the file is to clawc: `pod`, `descriptor`, `dockerfile`, `snapshot`, `skill`.
+    /// What the file is to clawc: `pod`, `descriptor`, `dockerfile`, `snapshot`, `skill`,
+    /// `image` (a file read out of an image, named `<image>:<path>`).
     pub role: &'static str,
     /// SHA-256 of the bytes, `None` when the file was probed and is absent.
     pub sha256: Option<String>,
@@ -36,6 +37,11 @@ impl InputLog {
         };
         self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256 });
         r
+    }
+
+    /// Records an input that is not a file on disk (a file read out of an image).
+    pub fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
+        self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
     }
 
     pub fn entries(&self) -> BTreeMap<String, InputEntry> {

@@ -55,7 +55,7 @@ fn drift_lists_files_prints_the_fix_and_writes_nothing() {
     }
     let tools = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == "context/bot/tools.json").unwrap();
     assert!(tools["diff"].as_str().unwrap().contains("-      \"name\": \"api.b\","), "{}", tools["diff"]);
-    assert_eq!(doc["fix"], "clawc compile claw-pod.yml -o out");
+    assert_eq!(doc["fix"], "clawc compile claw-pod.yml -o out --images none");
     assert_eq!(tree(&pod.path("out")), before, "--check wrote something");
     // Human output: a list, the diff, the fix; no colour when stdout is not a terminal.
     let o =

@@ -7,8 +7,10 @@ use std::process::Command;
 
 pub fn clawc() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_clawc"));
-    // Hermetic: the process environment overlays .env, so start from nothing.
+    // Hermetic: the process environment overlays .env, so start from nothing, and read
+    // no image unless a test asks (`--images …` on the command line wins over this).
     c.env_clear();
+    c.env("CLAWC_IMAGES", "none");
     c
 }
 

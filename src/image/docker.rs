@@ -1,0 +1,182 @@
+//! The Docker Engine as an image store, through `bollard` (any Docker-compatible API;
+//! `DOCKER_HOST` is honoured, the default is the local socket). Labels come from an
+//! image inspect; a file comes out of a container that is created from the image ID and
+//! never started, read with the archive API, and removed in every case: on success, on
+//! error, and on Ctrl-C ([`Engine::remove_leftovers`]).
+
+use super::layers::{self, MAX_FILE_BYTES};
+use super::{FileRead, ImageInfo};
+use bollard::Docker;
+use bollard::errors::Error;
+use bollard::models::ContainerCreateBody;
+use bollard::query_parameters::{CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+use futures_util::StreamExt;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long to wait for the engine to answer a ping before calling it unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The label put on the temporary containers, so a user can find any a crash left.
+pub const TEMP_LABEL: &str = "dev.clawc.temporary";
+
+pub struct Engine {
+    client: Docker,
+    /// Where the engine was reached (`DOCKER_HOST`, or the default socket).
+    pub host: String,
+    /// Containers created and not yet removed.
+    live: Arc<Mutex<BTreeSet<String>>>,
+}
+
+/// The engine's address as clawc will try it.
+pub fn host() -> String {
+    std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "unix:///var/run/docker.sock".to_string())
+}
+
+/// What the archive API gave for one path.
+enum Fetched {
+    Done(FileRead),
+    Link(String),
+}
+
+impl Engine {
+    /// Connects and pings; `Err` says why the engine is unreachable.
+    pub async fn connect() -> Result<Engine, String> {
+        let host = host();
+        let client = Docker::connect_with_defaults().map_err(|e| e.to_string())?;
+        let client = match tokio::time::timeout(CONNECT_TIMEOUT, client.negotiate_version()).await {
+            Ok(r) => r.map_err(|e| e.to_string())?,
+            Err(_) => return Err(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())),
+        };
+        client.ping().await.map_err(|e| e.to_string())?;
+        Ok(Engine { client, host, live: Arc::default() })
+    }
+
+    /// The image's ID and labels, `None` when the engine does not have it.
+    pub async fn inspect(&self, reference: &str) -> Result<Option<ImageInfo>, String> {
+        match self.client.inspect_image(reference).await {
+            Ok(i) => {
+                let labels = i.config.and_then(|c| c.labels).unwrap_or_default().into_iter().collect();
+                Ok(Some(ImageInfo { id: i.id.unwrap_or_default(), labels }))
+            }
+            Err(Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Reads `paths` from the image with ID `id` through one never-started container.
+    pub async fn read(&self, id: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, String> {
+        let body = ContainerCreateBody {
+            image: Some(id.to_string()),
+            // An image without CMD or ENTRYPOINT cannot be created otherwise; it never runs.
+            cmd: Some(vec!["/clawc-never-runs".to_string()]),
+            network_disabled: Some(true),
+            labels: Some([(TEMP_LABEL.to_string(), "true".to_string())].into()),
+            ..Default::default()
+        };
+        let created = self.client.create_container(Some(CreateContainerOptionsBuilder::default().build()), body).await;
+        let cid = created.map_err(|e| format!("create a container from {id}: {e}"))?.id;
+        self.live.lock().expect("container registry").insert(cid.clone());
+        let mut out = Ok(BTreeMap::new());
+        for p in paths {
+            match self.read_one(&cid, p).await {
+                Ok(r) => {
+                    if let Ok(m) = &mut out {
+                        m.insert(p.clone(), r);
+                    }
+                }
+                Err(e) => {
+                    out = Err(e);
+                    break;
+                }
+            }
+        }
+        self.remove(&cid).await;
+        out
+    }
+
+    async fn remove(&self, cid: &str) {
+        let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+        // A failed removal leaves a labelled, never-started container; nothing to undo.
+        let _ = self.client.remove_container(cid, Some(opts)).await;
+        self.live.lock().expect("container registry").remove(cid);
+    }
+
+    /// Removes every container this engine created and has not removed yet (Ctrl-C).
+    pub async fn remove_leftovers(&self) {
+        let left: Vec<String> = self.live.lock().expect("container registry").iter().cloned().collect();
+        for cid in left {
+            self.remove(&cid).await;
+        }
+    }
+
+    /// One path, following symlinks inside the image root (the archive API hands a
+    /// symlink back as itself).
+    async fn read_one(&self, cid: &str, path: &str) -> Result<FileRead, String> {
+        let mut path = layers::normalize(path);
+        for _ in 0..40 {
+            match self.fetch(cid, &path).await? {
+                Fetched::Done(r) => return Ok(r),
+                Fetched::Link(t) => match layers::resolve_link(&path, &t) {
+                    Some(next) => path = next,
+                    None => return Ok(FileRead::Escape(t)),
+                },
+            }
+        }
+        Ok(FileRead::TooManyLinks)
+    }
+
+    async fn fetch(&self, cid: &str, path: &str) -> Result<Fetched, String> {
+        let opts = DownloadFromContainerOptionsBuilder::default().path(path).build();
+        let mut stream = self.client.download_from_container(cid, Some(opts));
+        let mut buf: Vec<u8> = Vec::new();
+        // A tar entry's header, padding and end blocks on top of the file itself.
+        let cap = MAX_FILE_BYTES + 64 * 1024;
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(b) => buf.extend_from_slice(&b),
+                Err(Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(Fetched::Done(FileRead::Missing)),
+                Err(e) => return Err(format!("read {path}: {e}")),
+            }
+            if let Some(early) = early_answer(&buf) {
+                return Ok(early);
+            }
+            if buf.len() as u64 > cap {
+                break;
+            }
+        }
+        first_entry(&buf).map_err(|e| format!("read {path}: the engine sent an unreadable archive: {e}"))
+    }
+}
+
+/// Decides from the first header alone when the answer is "not a file" or "too large",
+/// so a directory or a huge file is never streamed whole.
+fn early_answer(buf: &[u8]) -> Option<Fetched> {
+    let header = tar::Header::from_byte_slice(buf.get(..512)?);
+    match header.entry_type() {
+        tar::EntryType::Directory => Some(Fetched::Done(FileRead::NotAFile)),
+        tar::EntryType::Regular => header.size().ok().filter(|s| *s > MAX_FILE_BYTES).map(|s| Fetched::Done(FileRead::TooLarge(s))),
+        _ => None,
+    }
+}
+
+fn first_entry(buf: &[u8]) -> std::io::Result<Fetched> {
+    let mut archive = tar::Archive::new(buf);
+    let Some(entry) = archive.entries()?.next() else { return Ok(Fetched::Done(FileRead::Missing)) };
+    let mut entry = entry?;
+    Ok(match entry.header().entry_type() {
+        tar::EntryType::Regular | tar::EntryType::Continuous => {
+            let size = entry.size();
+            if size > MAX_FILE_BYTES {
+                return Ok(Fetched::Done(FileRead::TooLarge(size)));
+            }
+            let mut bytes = Vec::with_capacity(size as usize);
+            std::io::Read::read_to_end(&mut entry, &mut bytes)?;
+            Fetched::Done(FileRead::from_bytes(bytes))
+        }
+        tar::EntryType::Symlink | tar::EntryType::Link => {
+            Fetched::Link(entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default())
+        }
+        _ => Fetched::Done(FileRead::NotAFile),
+    })
+}

@@ -1,0 +1,241 @@
+//! Reads every image a pod names, before the pure passes run: each reference is looked
+//! up in the `--images` sources in order (the first that has it wins), its labels are
+//! read, and the files its labels name (or the implicit paths) are extracted, with at
+//! most `jobs` images in flight and answers cached by image ID.
+
+use super::cache::Cache;
+use super::docker::{self, Engine};
+use super::layout::Layout;
+use super::{FileRead, ImageFacts, ImageInfo, ImageSet, ImageSource, SKILL_EMIT_LABEL, diags, image_path};
+use crate::diag::Diagnostic;
+use futures_util::StreamExt;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What to read.
+pub struct Plan {
+    /// Image references → whether to extract files (`false`: labels only).
+    pub references: BTreeMap<String, bool>,
+    pub sources: Vec<ImageSource>,
+    pub cache: Cache,
+    /// Images in flight at once.
+    pub jobs: usize,
+}
+
+enum Store {
+    Docker(Engine),
+    Layout { name: String, layout: Layout },
+}
+
+impl Store {
+    fn name(&self) -> String {
+        match self {
+            Store::Docker(e) => format!("docker ({})", e.host),
+            Store::Layout { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// Reads the images of `plan`. `Err` holds fatal diagnostics (an engine that must
+/// answer and does not, a corrupt layout, an engine error, Ctrl-C).
+pub fn fetch(plan: &Plan) -> Result<ImageSet, Vec<Diagnostic>> {
+    if plan.sources.iter().all(|s| *s == ImageSource::None) {
+        return Ok(ImageSet { disabled: true, tried: vec!["none".to_string()], ..ImageSet::default() });
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+        vec![Diagnostic::error(diags::DOCKER, format!("cannot start the I/O runtime: {e}")).help("this is a bug or a resource limit")]
+    })?;
+    runtime.block_on(fetch_async(plan))
+}
+
+async fn fetch_async(plan: &Plan) -> Result<ImageSet, Vec<Diagnostic>> {
+    let (stores, tried) = open_stores(&plan.sources).await?;
+    let mut set = ImageSet { tried, ..ImageSet::default() };
+    let work = futures_util::stream::iter(plan.references.iter())
+        .map(|(r, files)| {
+            let stores = &stores;
+            async move { (r.clone(), one(stores, &plan.cache, r, *files).await) }
+        })
+        .buffer_unordered(plan.jobs.max(1))
+        .collect::<Vec<_>>();
+    let results = tokio::select! {
+        r = work => r,
+        _ = tokio::signal::ctrl_c() => {
+            for s in &stores {
+                if let Store::Docker(e) = s {
+                    e.remove_leftovers().await;
+                }
+            }
+            return Err(vec![Diagnostic::error(diags::INTERRUPTED, "interrupted; temporary containers were removed")]);
+        }
+    };
+    let mut errors = Vec::new();
+    for (r, result) in results {
+        match result {
+            Ok(Found::Yes(facts)) => {
+                set.found.insert(r, facts);
+            }
+            Ok(Found::No(why)) => {
+                set.missing.insert(r, why);
+            }
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() { Ok(set) } else { Err(errors) }
+}
+
+/// Opens the sources in order. An unreachable engine is skipped under `auto` and fatal
+/// under `docker`.
+async fn open_stores(sources: &[ImageSource]) -> Result<(Vec<Store>, Vec<String>), Vec<Diagnostic>> {
+    let mut stores = Vec::new();
+    let mut tried = Vec::new();
+    let mut errors = Vec::new();
+    for s in sources {
+        match s {
+            ImageSource::None => {}
+            ImageSource::Auto | ImageSource::Docker => match Engine::connect().await {
+                Ok(e) => {
+                    tried.push(format!("docker ({})", e.host));
+                    stores.push(Store::Docker(e));
+                }
+                Err(why) if *s == ImageSource::Auto => tried.push(format!("docker ({}, unreachable: {why})", docker::host())),
+                Err(why) => errors.push(
+                    Diagnostic::error(
+                        diags::DOCKER_UNREACHABLE,
+                        format!("--images docker: the Docker Engine at {} is unreachable: {why}", docker::host()),
+                    )
+                    .help(
+                        "start the engine, or point DOCKER_HOST at one (e.g. DOCKER_HOST=unix:///run/user/1000/docker.sock or \
+                         tcp://host:2375); without a daemon use --images oci:DIR or --images archive:TAR",
+                    ),
+                ),
+            },
+            ImageSource::Oci(dir) => match Layout::open_oci(dir) {
+                Ok(layout) => {
+                    tried.push(s.to_string());
+                    stores.push(Store::Layout { name: s.to_string(), layout });
+                }
+                Err(e) => errors.push(corrupt(s, &e.0)),
+            },
+            ImageSource::Archive(file) => match Layout::open_archive(file) {
+                Ok(layout) => {
+                    tried.push(s.to_string());
+                    stores.push(Store::Layout { name: s.to_string(), layout });
+                }
+                Err(e) => errors.push(corrupt(s, &e.0)),
+            },
+        }
+    }
+    if errors.is_empty() { Ok((stores, tried)) } else { Err(errors) }
+}
+
+fn corrupt(source: &ImageSource, why: &str) -> Diagnostic {
+    Diagnostic::error(diags::CORRUPT, format!("--images {source}: {why}"))
+        .help("recreate it, e.g. `docker save IMAGE -o images.tar` or `skopeo copy docker-daemon:IMAGE oci:DIR:IMAGE`")
+}
+
+enum Found {
+    Yes(ImageFacts),
+    /// What each source said.
+    No(Vec<String>),
+}
+
+async fn one(stores: &[Store], cache: &Cache, reference: &str, files: bool) -> Result<Found, Diagnostic> {
+    let mut why = Vec::new();
+    for store in stores {
+        let info = match store {
+            Store::Docker(e) => e.inspect(reference).await.map_err(|m| docker_error(reference, &m))?,
+            Store::Layout { layout, .. } => layout.inspect(reference),
+        };
+        let Some(info) = info else {
+            why.push(match store {
+                Store::Layout { layout, name } if !layout.references().is_empty() => {
+                    format!("{name} holds {}", layout.references().join(", "))
+                }
+                _ => format!("not in {}", store.name()),
+            });
+            continue;
+        };
+        let mut facts = ImageFacts { reference: reference.to_string(), source: store.name(), info, files: BTreeMap::new() };
+        if files {
+            facts.files = read_files(store, cache, reference, &facts).await?;
+        }
+        return Ok(Found::Yes(facts));
+    }
+    Ok(Found::No(why))
+}
+
+/// Extracts the descriptor, the snapshot and the emitted skill, then the descriptor's
+/// own `skill` (known only once the descriptor is read).
+async fn read_files(store: &Store, cache: &Cache, reference: &str, facts: &ImageFacts) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+    let mut wanted = vec![facts.describe_path().0, facts.tools_path().0];
+    wanted.extend(facts.label(SKILL_EMIT_LABEL).map(str::to_string));
+    let mut files = read_paths(store, cache, reference, &facts.info, &wanted).await?;
+    if let Some(FileRead::Text(text)) = files.get(&facts.describe_path().0)
+        && let Some(skill) = descriptor_skill(text)
+    {
+        files.extend(read_paths(store, cache, reference, &facts.info, &[skill]).await?);
+    }
+    Ok(files)
+}
+
+async fn read_paths(
+    store: &Store,
+    cache: &Cache,
+    reference: &str,
+    info: &ImageInfo,
+    raw: &[String],
+) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+    let mut out = BTreeMap::new();
+    let mut paths = BTreeSet::new();
+    for r in raw {
+        match image_path(r) {
+            Some(p) if p == *r => {
+                paths.insert(p);
+            }
+            // Not normalised: the caller asks by the raw value; read the normal form.
+            Some(p) => {
+                paths.insert(p);
+            }
+            None => {
+                out.insert(r.clone(), FileRead::Escape(r.clone()));
+            }
+        }
+    }
+    let paths: Vec<String> = paths.into_iter().collect();
+    if paths.is_empty() {
+        return Ok(out);
+    }
+    let read = match cache.get(&info.id, &paths) {
+        Some(hit) => hit,
+        None => {
+            let read = match store {
+                Store::Docker(e) => e.read(&info.id, &paths).await.map_err(|m| docker_error(reference, &m))?,
+                Store::Layout { layout, name } => layout.read(reference, &paths).map_err(|e| {
+                    Diagnostic::error(diags::CORRUPT, format!("image {reference} in {name}: {}", e.0))
+                        .help("the layout or archive is damaged; recreate it")
+                })?,
+            };
+            cache.put(&info.id, &read);
+            read
+        }
+    };
+    for r in raw {
+        if let Some(p) = image_path(r) {
+            out.insert(r.clone(), read.get(&p).cloned().unwrap_or(FileRead::Missing));
+        }
+    }
+    Ok(out)
+}
+
+fn docker_error(reference: &str, message: &str) -> Diagnostic {
+    Diagnostic::error(diags::DOCKER, format!("image {reference}: the Docker Engine failed: {message}"))
+        .help("check the engine (`docker info`) and retry")
+}
+
+/// The `skill` field of a descriptor's JSON (Go-style case-insensitive), if any.
+pub fn descriptor_skill(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let obj = v.as_object()?;
+    let s = obj.get("skill").or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case("skill")).map(|(_, v)| v))?;
+    s.as_str().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}

@@ -1,0 +1,208 @@
+//! Daemonless image stores: an OCI image layout directory (`oci:DIR`) and a
+//! `docker save` archive (`archive:TAR`, both the legacy `<id>/layer.tar` form and the
+//! OCI-in-tar form of Docker ≥ 25). Both end up as a [`Layout`]: images by reference,
+//! each with its labels and its layer blobs, read without extracting anything to disk.
+
+use super::layers::{self, LayerError};
+use super::{FileRead, ImageInfo, normalize_ref};
+use crate::source::record::sha256_hex;
+use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Largest manifest, index or config blob read (they are small JSON documents).
+const MAX_META_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why a layout or archive could not be read: it is not what it claims to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutError(pub String);
+
+impl From<LayerError> for LayoutError {
+    fn from(e: LayerError) -> Self {
+        LayoutError(format!("a layer is not a readable tar stream: {}", e.0))
+    }
+}
+
+/// Where blobs live.
+enum Blobs {
+    Dir(PathBuf),
+    /// Entry path → (offset, size) inside the archive file.
+    Tar {
+        file: PathBuf,
+        index: BTreeMap<String, (u64, u64)>,
+    },
+}
+
+struct Entry {
+    info: ImageInfo,
+    /// Layer blob locations (directory-relative or archive entry paths), bottom first.
+    layers: Vec<(String, Option<u64>)>,
+}
+
+/// An opened OCI layout or archive.
+pub struct Layout {
+    blobs: Blobs,
+    images: BTreeMap<String, Entry>,
+}
+
+impl Layout {
+    /// The references this store holds (normalised), for "did you mean" help.
+    pub fn references(&self) -> Vec<String> {
+        self.images.keys().cloned().collect()
+    }
+
+    pub fn inspect(&self, reference: &str) -> Option<ImageInfo> {
+        self.images.get(&normalize_ref(reference)).map(|e| e.info.clone())
+    }
+
+    /// Reads `paths` from the image `reference` (which [`Layout::inspect`] found).
+    pub fn read(&self, reference: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, LayoutError> {
+        let Some(entry) = self.images.get(&normalize_ref(reference)) else { return Ok(BTreeMap::new()) };
+        let open = |i: usize| -> Result<Box<dyn Read>, LayerError> {
+            let (loc, size) = &entry.layers[i];
+            self.open(loc, *size).map_err(|e| LayerError(e.0))
+        };
+        Ok(layers::find_files(entry.layers.len(), open, paths)?)
+    }
+
+    fn open(&self, loc: &str, expected: Option<u64>) -> Result<Box<dyn Read>, LayoutError> {
+        match &self.blobs {
+            Blobs::Dir(dir) => {
+                let path = dir.join(loc);
+                let f = File::open(&path).map_err(|e| LayoutError(format!("blob `{loc}`: {e}")))?;
+                let len = f.metadata().map_err(|e| LayoutError(e.to_string()))?.len();
+                if let Some(want) = expected.filter(|w| *w != len) {
+                    return Err(LayoutError(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
+                }
+                Ok(Box::new(f))
+            }
+            Blobs::Tar { file, index } => {
+                let (offset, size) = *index.get(loc).ok_or_else(|| LayoutError(format!("the archive has no entry `{loc}`")))?;
+                if let Some(want) = expected.filter(|w| *w != size) {
+                    return Err(LayoutError(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
+                }
+                let mut f = File::open(file).map_err(|e| LayoutError(e.to_string()))?;
+                f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError(e.to_string()))?;
+                Ok(Box::new(f.take(size)))
+            }
+        }
+    }
+
+    fn read_small(&self, loc: &str, digest: Option<&str>) -> Result<Vec<u8>, LayoutError> {
+        let mut bytes = Vec::new();
+        self.open(loc, None)?.take(MAX_META_BYTES + 1).read_to_end(&mut bytes).map_err(|e| LayoutError(format!("`{loc}`: {e}")))?;
+        if bytes.len() as u64 > MAX_META_BYTES {
+            return Err(LayoutError(format!("`{loc}` is larger than {MAX_META_BYTES} bytes")));
+        }
+        if let Some(d) = digest {
+            let got = format!("sha256:{}", sha256_hex(&bytes));
+            if got != d {
+                return Err(LayoutError(format!("`{loc}` does not match its digest {d} (got {got})")));
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Opens an OCI image layout directory.
+    pub fn open_oci(dir: &Path) -> Result<Layout, LayoutError> {
+        if !dir.join("oci-layout").is_file() {
+            return Err(LayoutError(format!("`{}` is not an OCI image layout (no `oci-layout` file)", dir.display())));
+        }
+        let mut layout = Layout { blobs: Blobs::Dir(dir.to_path_buf()), images: BTreeMap::new() };
+        let index: ImageIndex = parse(&layout.read_small("index.json", None)?, "index.json")?;
+        for m in index.manifests() {
+            let Some(name) = m.annotations().as_ref().and_then(|a| a.get("org.opencontainers.image.ref.name")) else { continue };
+            let manifest = layout.manifest_for(m.media_type(), m.digest().as_ref())?;
+            let entry = layout.oci_entry(&manifest)?;
+            layout.images.insert(normalize_ref(name), entry);
+        }
+        Ok(layout)
+    }
+
+    fn manifest_for(&self, media: &MediaType, digest: &str) -> Result<ImageManifest, LayoutError> {
+        let loc = blob_path(digest)?;
+        let bytes = self.read_small(&loc, Some(digest))?;
+        if *media != MediaType::ImageIndex {
+            return parse(&bytes, &loc);
+        }
+        // A multi-platform index: linux/amd64 when present, else the first manifest, so
+        // the choice never depends on the machine clawc runs on.
+        let nested: ImageIndex = parse(&bytes, &loc)?;
+        let is_amd64 = |d: &&oci_spec::image::Descriptor| {
+            d.platform().as_ref().is_some_and(|p| p.os().to_string() == "linux" && p.architecture().to_string() == "amd64")
+        };
+        let pick = nested.manifests().iter().find(is_amd64).or(nested.manifests().first());
+        let pick = pick.ok_or_else(|| LayoutError(format!("image index `{loc}` lists no manifest")))?;
+        self.manifest_for(pick.media_type(), pick.digest().as_ref())
+    }
+
+    fn oci_entry(&self, manifest: &ImageManifest) -> Result<Entry, LayoutError> {
+        let digest = manifest.config().digest().to_string();
+        let config = self.read_small(&blob_path(&digest)?, Some(&digest))?;
+        let layers =
+            manifest.layers().iter().map(|l| Ok((blob_path(l.digest().as_ref())?, Some(l.size())))).collect::<Result<_, LayoutError>>()?;
+        Ok(Entry { info: ImageInfo { id: digest, labels: labels_of(&config)? }, layers })
+    }
+
+    /// Opens a `docker save` archive.
+    pub fn open_archive(file: &Path) -> Result<Layout, LayoutError> {
+        let f = File::open(file).map_err(|e| LayoutError(format!("cannot open `{}`: {e}", file.display())))?;
+        let mut archive = tar::Archive::new(f);
+        let mut index = BTreeMap::new();
+        let not_tar = |e: std::io::Error| LayoutError(format!("`{}` is not a readable tar archive: {e}", file.display()));
+        for entry in archive.entries().map_err(not_tar)? {
+            let entry = entry.map_err(not_tar)?;
+            let path = layers::normalize(&String::from_utf8_lossy(&entry.path_bytes()));
+            index.insert(path.trim_start_matches('/').to_string(), (entry.raw_file_position(), entry.size()));
+        }
+        let len = std::fs::metadata(file).map_err(|e| LayoutError(e.to_string()))?.len();
+        if index.values().any(|(off, size)| off + size > len) {
+            return Err(LayoutError(format!("`{}` is truncated", file.display())));
+        }
+        let mut layout = Layout { blobs: Blobs::Tar { file: file.to_path_buf(), index }, images: BTreeMap::new() };
+        let manifest: Vec<ArchiveManifest> = parse(&layout.read_small("manifest.json", None)?, "manifest.json")?;
+        for m in manifest {
+            let config = layout.read_small(&m.config, None)?;
+            let id = format!("sha256:{}", sha256_hex(&config));
+            let info = ImageInfo { id, labels: labels_of(&config)? };
+            for tag in m.repo_tags.iter().flatten() {
+                let layers = m.layers.iter().map(|l| (l.clone(), None)).collect();
+                layout.images.insert(normalize_ref(tag), Entry { info: info.clone(), layers });
+            }
+        }
+        Ok(layout)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct ArchiveManifest {
+    #[serde(rename = "Config")]
+    config: String,
+    #[serde(rename = "RepoTags", default)]
+    repo_tags: Option<Vec<String>>,
+    #[serde(rename = "Layers")]
+    layers: Vec<String>,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, LayoutError> {
+    serde_json::from_slice(bytes).map_err(|e| LayoutError(format!("`{what}` is not valid: {e}")))
+}
+
+/// `sha256:<hex>` → `blobs/sha256/<hex>`, refusing anything that is not a plain digest.
+fn blob_path(digest: &str) -> Result<String, LayoutError> {
+    match digest.split_once(':') {
+        Some((alg, hex)) if !alg.is_empty() && !hex.is_empty() && (alg.chars().chain(hex.chars())).all(|c| c.is_ascii_alphanumeric()) => {
+            Ok(format!("blobs/{alg}/{hex}"))
+        }
+        _ => Err(LayoutError(format!("`{digest}` is not a digest"))),
+    }
+}
+
+/// `config.Labels` of an image configuration (OCI and Docker share the field).
+fn labels_of(config: &[u8]) -> Result<BTreeMap<String, String>, LayoutError> {
+    let v: serde_json::Value = parse(config, "image configuration")?;
+    let labels = v.get("config").and_then(|c| c.get("Labels")).and_then(|l| l.as_object());
+    Ok(labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+}

@@ -1,0 +1,53 @@
+//! An image that bakes both a descriptor and a `tools/list` snapshot: the descriptor
+//! gives everything but tools (description, feeds, endpoints, auth, skill, memory), and
+//! the tools are the descriptor's followed by the snapshot's. A tool name in both is an
+//! error, as is mixing the descriptor's HTTP tools with the snapshot's MCP tools (a
+//! service has one MCP endpoint for all its tools) or a version 1 descriptor (no tools).
+
+use super::diags;
+use crate::describe::Descriptor;
+use crate::describe::json_span::{Seg, locate};
+use crate::diag::Diagnostic;
+use crate::sourcemap::{FileId, Loc, SourceMap};
+
+pub fn with_snapshot(
+    mut desc: Descriptor,
+    snap: Descriptor,
+    file: FileId,
+    snap_file: FileId,
+    sources: &SourceMap,
+) -> Result<Descriptor, Diagnostic> {
+    let (dname, sname) = (sources.name(file), sources.name(snap_file));
+    if desc.version == 1 {
+        return Err(Diagnostic::error(
+            diags::SNAPSHOT_CONFLICT,
+            format!("`{dname}` is a version 1 descriptor, which cannot carry the tools of `{sname}`"),
+        )
+        .in_file(file)
+        .help("make the descriptor \"version\": 2"));
+    }
+    if desc.mcp.is_none() && !desc.tools.is_empty() {
+        return Err(Diagnostic::error(
+            diags::SNAPSHOT_CONFLICT,
+            format!("`{dname}` declares HTTP tools and `{sname}` MCP tools; a service's tools all use one transport"),
+        )
+        .in_file(file)
+        .help("describe the HTTP tools as MCP tools, or move them to another service"));
+    }
+    for (i, t) in snap.tools.iter().enumerate() {
+        if desc.tools.iter().any(|d| d.name == t.name) {
+            let text = &sources.get(snap_file).text;
+            let (s, e) = locate(text, &[Seg::Key("tools".into()), Seg::Index(i), Seg::Key("name".into())]);
+            let loc = Loc { file: snap_file, span: sources.get(snap_file).span(s, e) };
+            return Err(Diagnostic::error(
+                diags::TOOL_COLLISION,
+                format!("tool \"{}\" is declared by both `{dname}` and `{sname}`", t.name),
+            )
+            .at(loc)
+            .help("a descriptor and a baked snapshot in one image must describe different tools: remove it from one of them"));
+        }
+    }
+    desc.mcp = desc.mcp.or(snap.mcp);
+    desc.tools.extend(snap.tools);
+    Ok(desc)
+}
