@@ -151,12 +151,23 @@ impl Layout {
         let f = File::open(file).map_err(|e| LayoutError(format!("cannot open `{}`: {e}", file.display())))?;
         let mut archive = tar::Archive::new(f);
         let mut index = BTreeMap::new();
+        // `docker save` stores a layer shared by several images once and links the rest.
+        let mut links = BTreeMap::new();
         let not_tar = |e: std::io::Error| LayoutError(format!("`{}` is not a readable tar archive: {e}", file.display()));
         for entry in archive.entries().map_err(not_tar)? {
             let entry = entry.map_err(not_tar)?;
-            let path = layers::normalize(&String::from_utf8_lossy(&entry.path_bytes()));
-            index.insert(path.trim_start_matches('/').to_string(), (entry.raw_file_position(), entry.size()));
+            let path = layers::normalize(&String::from_utf8_lossy(&entry.path_bytes())).trim_start_matches('/').to_string();
+            if entry.header().entry_type().is_symlink() {
+                let target = entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+                let resolved = layers::resolve_link(&format!("/{path}"), &target).unwrap_or_default();
+                links.insert(path, resolved.trim_start_matches('/').to_string());
+                continue;
+            }
+            index.insert(path, (entry.raw_file_position(), entry.size()));
         }
+        let resolved: Vec<(String, (u64, u64))> =
+            links.iter().filter_map(|(l, t)| follow(&index, &links, t).map(|at| (l.clone(), at))).collect();
+        index.extend(resolved);
         let len = std::fs::metadata(file).map_err(|e| LayoutError(e.to_string()))?.len();
         if index.values().any(|(off, size)| off + size > len) {
             return Err(LayoutError(format!("`{}` is truncated", file.display())));
@@ -174,6 +185,17 @@ impl Layout {
         }
         Ok(layout)
     }
+}
+
+/// Where an archive entry reached through links really is.
+fn follow<'a>(index: &BTreeMap<String, (u64, u64)>, links: &'a BTreeMap<String, String>, mut t: &'a String) -> Option<(u64, u64)> {
+    for _ in 0..8 {
+        if let Some(at) = index.get(t) {
+            return Some(*at);
+        }
+        t = links.get(t)?;
+    }
+    None
 }
 
 #[derive(serde::Deserialize)]

@@ -59,7 +59,7 @@ pub fn file_error(facts: &ImageFacts, path: &str, named_by: Option<&str>, read: 
             diags::FILE_MISSING,
             "is not in the image".to_string(),
             format!(
-                "fix the path, or COPY the file into the image; `docker run --rm --entrypoint ls {r} -la {}` shows what is there",
+                "fix the label, or COPY the file into the image at {path}; `docker export $(docker create {r})` lists what {} holds",
                 parent(path)
             ),
         ),

@@ -6,6 +6,7 @@ mod check;
 mod determinism;
 mod golden;
 mod harness;
+mod images;
 mod robustness;
 mod schemas;
 mod write;
