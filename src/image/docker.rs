@@ -64,8 +64,9 @@ impl Engine {
         }
     }
 
-    /// Reads `paths` from the image with ID `id` through one never-started container.
-    pub async fn read(&self, id: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, String> {
+    /// Creates a never-started container from the image with ID `id`, for [`Engine::read`].
+    /// The caller removes it with [`Engine::remove`] whatever happens.
+    pub async fn create(&self, id: &str) -> Result<String, String> {
         let body = ContainerCreateBody {
             image: Some(id.to_string()),
             // An image without CMD or ENTRYPOINT cannot be created otherwise; it never runs.
@@ -77,25 +78,19 @@ impl Engine {
         let created = self.client.create_container(Some(CreateContainerOptionsBuilder::default().build()), body).await;
         let cid = created.map_err(|e| format!("create a container from {id}: {e}"))?.id;
         self.live.lock().expect("container registry").insert(cid.clone());
-        let mut out = Ok(BTreeMap::new());
-        for p in paths {
-            match self.read_one(&cid, p).await {
-                Ok(r) => {
-                    if let Ok(m) = &mut out {
-                        m.insert(p.clone(), r);
-                    }
-                }
-                Err(e) => {
-                    out = Err(e);
-                    break;
-                }
-            }
-        }
-        self.remove(&cid).await;
-        out
+        Ok(cid)
     }
 
-    async fn remove(&self, cid: &str) {
+    /// Reads `paths` out of container `cid`.
+    pub async fn read(&self, cid: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, String> {
+        let mut out = BTreeMap::new();
+        for p in paths {
+            out.insert(p.clone(), self.read_one(cid, p).await?);
+        }
+        Ok(out)
+    }
+
+    pub async fn remove(&self, cid: &str) {
         let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         // A failed removal leaves a labelled, never-started container; nothing to undo.
         let _ = self.client.remove_container(cid, Some(opts)).await;

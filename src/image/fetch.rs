@@ -167,64 +167,88 @@ async fn one(stores: &[Store], cache: &Cache, reference: &str, files: bool) -> R
 /// Extracts the descriptor, the snapshot and the emitted skill, then the descriptor's
 /// own `skill` (known only once the descriptor is read).
 async fn read_files(store: &Store, cache: &Cache, reference: &str, facts: &ImageFacts) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
-    let mut wanted = vec![facts.describe_path().0, facts.tools_path().0];
-    wanted.extend(facts.label(SKILL_EMIT_LABEL).map(str::to_string));
-    let mut files = read_paths(store, cache, reference, &facts.info, &wanted).await?;
-    if let Some(FileRead::Text(text)) = files.get(&facts.describe_path().0)
-        && let Some(skill) = descriptor_skill(text)
-    {
-        files.extend(read_paths(store, cache, reference, &facts.info, &[skill]).await?);
+    let mut reader = Reader { store, cache, reference, info: &facts.info, container: None };
+    let result = reader.descriptor_and_skill(facts).await;
+    // With Docker: one container per image, removed whatever happened.
+    if let (Store::Docker(engine), Some(cid)) = (store, reader.container.take()) {
+        engine.remove(&cid).await;
     }
-    Ok(files)
+    result
 }
 
-async fn read_paths(
-    store: &Store,
-    cache: &Cache,
-    reference: &str,
-    info: &ImageInfo,
-    raw: &[String],
-) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
-    let mut out = BTreeMap::new();
-    let mut paths = BTreeSet::new();
-    for r in raw {
-        match image_path(r) {
-            Some(p) if p == *r => {
-                paths.insert(p);
+/// Reads files of one image, from the cache when it has them.
+struct Reader<'a> {
+    store: &'a Store,
+    cache: &'a Cache,
+    reference: &'a str,
+    info: &'a ImageInfo,
+    /// The Docker container opened on the first cache miss.
+    container: Option<String>,
+}
+
+impl Reader<'_> {
+    async fn descriptor_and_skill(&mut self, facts: &ImageFacts) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+        let mut wanted = vec![facts.describe_path().0, facts.tools_path().0];
+        wanted.extend(facts.label(SKILL_EMIT_LABEL).map(str::to_string));
+        let mut files = self.read(&wanted).await?;
+        if let Some(FileRead::Text(text)) = files.get(&facts.describe_path().0)
+            && let Some(skill) = descriptor_skill(text)
+        {
+            files.extend(self.read(&[skill]).await?);
+        }
+        Ok(files)
+    }
+
+    /// `raw` paths as labels and descriptors write them → what reading each gave.
+    async fn read(&mut self, raw: &[String]) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+        let mut out = BTreeMap::new();
+        let mut paths = BTreeSet::new();
+        for r in raw {
+            match image_path(r) {
+                Some(p) => {
+                    paths.insert(p);
+                }
+                None => {
+                    out.insert(r.clone(), FileRead::Escape(r.clone()));
+                }
             }
-            // Not normalised: the caller asks by the raw value; read the normal form.
-            Some(p) => {
-                paths.insert(p);
-            }
+        }
+        let paths: Vec<String> = paths.into_iter().collect();
+        if paths.is_empty() {
+            return Ok(out);
+        }
+        let read = match self.cache.get(&self.info.id, &paths) {
+            Some(hit) => hit,
             None => {
-                out.insert(r.clone(), FileRead::Escape(r.clone()));
+                let read = self.extract(&paths).await?;
+                self.cache.put(&self.info.id, &read);
+                read
+            }
+        };
+        for r in raw {
+            if let Some(p) = image_path(r) {
+                out.insert(r.clone(), read.get(&p).cloned().unwrap_or(FileRead::Missing));
             }
         }
+        Ok(out)
     }
-    let paths: Vec<String> = paths.into_iter().collect();
-    if paths.is_empty() {
-        return Ok(out);
-    }
-    let read = match cache.get(&info.id, &paths) {
-        Some(hit) => hit,
-        None => {
-            let read = match store {
-                Store::Docker(e) => e.read(&info.id, &paths).await.map_err(|m| docker_error(reference, &m))?,
-                Store::Layout { layout, name } => layout.read(reference, &paths).map_err(|e| {
-                    Diagnostic::error(diags::CORRUPT, format!("image {reference} in {name}: {}", e.0))
-                        .help("the layout or archive is damaged; recreate it")
-                })?,
-            };
-            cache.put(&info.id, &read);
-            read
-        }
-    };
-    for r in raw {
-        if let Some(p) = image_path(r) {
-            out.insert(r.clone(), read.get(&p).cloned().unwrap_or(FileRead::Missing));
+
+    async fn extract(&mut self, paths: &[String]) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+        let reference = self.reference;
+        match self.store {
+            Store::Docker(e) => {
+                if self.container.is_none() {
+                    self.container = Some(e.create(&self.info.id).await.map_err(|m| docker_error(reference, &m))?);
+                }
+                let cid = self.container.as_deref().unwrap_or_default();
+                e.read(cid, paths).await.map_err(|m| docker_error(reference, &m))
+            }
+            Store::Layout { layout, name } => layout.read(reference, paths).map_err(|e| {
+                Diagnostic::error(diags::CORRUPT, format!("image {reference} in {name}: {}", e.0))
+                    .help("the layout or archive is damaged; recreate it")
+            }),
         }
     }
-    Ok(out)
 }
 
 fn docker_error(reference: &str, message: &str) -> Diagnostic {
