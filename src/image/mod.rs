@@ -196,4 +196,14 @@ mod tests {
         assert_eq!(normalize_ref("localhost:5000/x"), "localhost:5000/x:latest");
         assert_eq!(normalize_ref("ghcr.io/a/b@sha256:00"), "ghcr.io/a/b@sha256:00");
     }
+
+    #[test]
+    fn label_paths_stay_in_the_image() {
+        assert_eq!(labelled_path(Some("claw/d.json"), DESCRIBE_IMPLICIT), ("/claw/d.json".to_string(), true));
+        assert_eq!(labelled_path(Some("/a/./b/../d.json"), DESCRIBE_IMPLICIT), ("/a/d.json".to_string(), true));
+        assert_eq!(labelled_path(None, TOOLS_IMPLICIT), ("/.claw-tools.json".to_string(), false));
+        // Climbing above `/` is kept as written, so reading it reports the escape.
+        assert_eq!(labelled_path(Some("../../etc/passwd"), DESCRIBE_IMPLICIT).0, "../../etc/passwd");
+        assert_eq!(image_path("/x/../../etc/passwd"), None);
+    }
 }
