@@ -175,7 +175,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
     let mut built = build(pod, described.clone(), runners, &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &built.artifacts);
+    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &images_setting(opts), &built.artifacts);
     built.artifacts.insert(crate::lock::LOCK, lock);
     built.agents = agents;
     Some(built)
@@ -191,7 +191,19 @@ pub fn environment(opts: &Options) -> Env {
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
 /// (redact mode only), in the environment `env` (see [`environment`]).
 pub fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
-    crate::lock::replay(out, &pod_dir(&opts.pod), env, opts.secrets)
+    crate::lock::replay(out, &pod_dir(&opts.pod), env, opts.secrets, &images_setting(opts))
+}
+
+/// The kinds of `--images` sources as the lock records them (no paths: the lock is
+/// committed): a tree compiled with other sources is never in sync by hashes alone.
+/// Which image files were read is in the lock's inputs.
+fn images_setting(opts: &Options) -> String {
+    let kind = |s: &ImageSource| match s {
+        ImageSource::Oci(_) => "oci".to_string(),
+        ImageSource::Archive(_) => "archive".to_string(),
+        s => s.to_string(),
+    };
+    if opts.images.is_empty() { "none".to_string() } else { opts.images.iter().map(kind).collect::<Vec<_>>().join(",") }
 }
 
 fn pod_dir(pod: &Path) -> PathBuf {

@@ -22,6 +22,9 @@ pub struct Lock {
     pub version: u32,
     pub clawc: String,
     pub secrets: String,
+    /// The `--images` sources, as given (`none` when images were not read).
+    #[serde(default)]
+    pub images: String,
     pub inputs: Vec<LockInput>,
     pub env: LockEnv,
     pub outputs: Vec<LockOutput>,
@@ -69,6 +72,7 @@ pub fn build(
     sources: &SourceMap,
     env: &Env,
     mode: SecretMode,
+    images: &str,
     artifacts: &ArtifactSet,
 ) -> Vec<u8> {
     let by_file: BTreeMap<&str, (&str, &Described)> = described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -90,6 +94,7 @@ pub fn build(
         version: VERSION,
         clawc: env!("CARGO_PKG_VERSION").to_string(),
         secrets: mode_name(mode).to_string(),
+        images: images.to_string(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: sha256_hex(&a.bytes) }).collect(),
@@ -106,10 +111,15 @@ pub enum Replay {
 }
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
-pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode) -> Replay {
+pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode, images: &str) -> Replay {
     let Ok(text) = std::fs::read(out.join(LOCK)) else { return Replay::Unknown };
     let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
-    if lock.version != VERSION || lock.clawc != env!("CARGO_PKG_VERSION") || lock.secrets != mode_name(mode) || mode != SecretMode::Redact {
+    if lock.version != VERSION
+        || lock.clawc != env!("CARGO_PKG_VERSION")
+        || lock.secrets != mode_name(mode)
+        || lock.images != images
+        || mode != SecretMode::Redact
+    {
         return Replay::Unknown;
     }
     // Files read out of images cannot be re-hashed without reading the images again.
