@@ -162,6 +162,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
         log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
     }
+    for reference in images.missing.keys() {
+        // Absent now; its appearance could change the output.
+        log.record(reference, "image", None);
+    }
     let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
     let named: BTreeSet<String> = described.keys().cloned().collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
@@ -194,16 +198,12 @@ pub fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay
     crate::lock::replay(out, &pod_dir(&opts.pod), env, opts.secrets, &images_setting(opts))
 }
 
-/// The kinds of `--images` sources as the lock records them (no paths: the lock is
-/// committed): a tree compiled with other sources is never in sync by hashes alone.
-/// Which image files were read is in the lock's inputs.
+/// Whether images were read, as the lock records it (`none` or `read`): a tree compiled
+/// without images is never in sync by hashes alone for a compile that reads them. Which
+/// source had an image is left out, so Docker, a layout and an archive give one lock;
+/// every image input (found or missing) already makes `--check` compile.
 fn images_setting(opts: &Options) -> String {
-    let kind = |s: &ImageSource| match s {
-        ImageSource::Oci(_) => "oci".to_string(),
-        ImageSource::Archive(_) => "archive".to_string(),
-        s => s.to_string(),
-    };
-    if opts.images.is_empty() { "none".to_string() } else { opts.images.iter().map(kind).collect::<Vec<_>>().join(",") }
+    if opts.images.is_empty() { "none" } else { "read" }.to_string()
 }
 
 fn pod_dir(pod: &Path) -> PathBuf {
