@@ -266,26 +266,15 @@ fn describe_all(
             }
         };
         diags.extend(loaded.warnings.iter().cloned());
-        if loaded.kind == crate::source::OriginKind::Image {
-            log.record(&loaded.name, "image", Some(loaded.text.as_bytes()));
-        }
         let file = sources.add(loaded.name.clone(), loaded.text.clone());
         let (descriptor, ds) = describe::decode(file, sources.get(file));
         diags.extend(ds);
         let descriptor = match (descriptor, &loaded.snapshot) {
             (Some(d), Some((name, text))) => {
-                log.record(name, "image", Some(text.as_bytes()));
                 let snap = sources.add(name.clone(), text.clone());
                 let (tools, ds) = describe::decode(snap, sources.get(snap));
                 diags.extend(ds);
-                match tools.map(|t| crate::image::merge::with_snapshot(d, t, file, snap, sources)) {
-                    Some(Ok(merged)) => Some(merged),
-                    Some(Err(d)) => {
-                        diags.push(d);
-                        None
-                    }
-                    None => None,
-                }
+                tools.and_then(|t| crate::image::merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok())
             }
             (d, _) => d,
         };

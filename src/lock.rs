@@ -22,7 +22,7 @@ pub struct Lock {
     pub version: u32,
     pub clawc: String,
     pub secrets: String,
-    /// The `--images` sources, as given (`none` when images were not read).
+    /// Whether images were read: `read`, or `none` (`--images none`).
     #[serde(default)]
     pub images: String,
     pub inputs: Vec<LockInput>,

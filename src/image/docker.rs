@@ -162,12 +162,7 @@ fn first_entry(buf: &[u8]) -> std::io::Result<Fetched> {
     Ok(match entry.header().entry_type() {
         tar::EntryType::Regular | tar::EntryType::Continuous => {
             let size = entry.size();
-            if size > MAX_FILE_BYTES {
-                return Ok(Fetched::Done(FileRead::TooLarge(size)));
-            }
-            let mut bytes = Vec::with_capacity(size as usize);
-            std::io::Read::read_to_end(&mut entry, &mut bytes)?;
-            Fetched::Done(FileRead::from_bytes(bytes))
+            Fetched::Done(layers::read_entry(&mut entry, size)?)
         }
         tar::EntryType::Symlink | tar::EntryType::Link => {
             Fetched::Link(entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default())

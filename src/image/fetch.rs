@@ -72,7 +72,7 @@ async fn fetch_async(plan: &Plan) -> Result<ImageSet, Vec<Diagnostic>> {
     for (r, result) in results {
         match result {
             Ok(Found::Yes(facts)) => {
-                set.found.insert(r, facts);
+                set.found.insert(r, std::sync::Arc::new(facts));
             }
             Ok(Found::No(why)) => {
                 set.missing.insert(r, why);
@@ -91,7 +91,14 @@ async fn open_stores(sources: &[ImageSource]) -> Result<(Vec<Store>, Vec<String>
     let mut errors = Vec::new();
     for s in sources {
         match s {
-            ImageSource::None => {}
+            ImageSource::None | ImageSource::Oci(_) | ImageSource::Archive(_) => match Layout::from_source(s) {
+                Some(Ok(layout)) => {
+                    tried.push(s.to_string());
+                    stores.push(Store::Layout { name: s.to_string(), layout });
+                }
+                Some(Err(e)) => errors.push(corrupt(s, &e.0)),
+                None => {}
+            },
             ImageSource::Auto | ImageSource::Docker => match Engine::connect().await {
                 Ok(e) => {
                     tried.push(format!("docker ({})", e.host));
@@ -108,20 +115,6 @@ async fn open_stores(sources: &[ImageSource]) -> Result<(Vec<Store>, Vec<String>
                          tcp://host:2375); without a daemon use --images oci:DIR or --images archive:TAR",
                     ),
                 ),
-            },
-            ImageSource::Oci(dir) => match Layout::open_oci(dir) {
-                Ok(layout) => {
-                    tried.push(s.to_string());
-                    stores.push(Store::Layout { name: s.to_string(), layout });
-                }
-                Err(e) => errors.push(corrupt(s, &e.0)),
-            },
-            ImageSource::Archive(file) => match Layout::open_archive(file) {
-                Ok(layout) => {
-                    tried.push(s.to_string());
-                    stores.push(Store::Layout { name: s.to_string(), layout });
-                }
-                Err(e) => errors.push(corrupt(s, &e.0)),
             },
         }
     }

@@ -131,7 +131,7 @@ fn index_layer(reader: impl Read, wanted: &BTreeSet<String>) -> Result<Layer, La
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 if wanted.contains(&path) {
                     let size = entry.header().size().map_err(|e| LayerError(e.to_string()))?;
-                    Node::File(read_entry(&mut entry, size)?)
+                    Node::File(read_entry(&mut entry, size).map_err(|e| LayerError(e.to_string()))?)
                 } else {
                     Node::File(FileRead::Missing)
                 }
@@ -143,12 +143,13 @@ fn index_layer(reader: impl Read, wanted: &BTreeSet<String>) -> Result<Layer, La
     Ok(layer)
 }
 
-fn read_entry(entry: &mut impl Read, size: u64) -> Result<FileRead, LayerError> {
+/// A tar entry's contents of `size` bytes, refused above [`MAX_FILE_BYTES`] unread.
+pub(crate) fn read_entry(entry: &mut impl Read, size: u64) -> std::io::Result<FileRead> {
     if size > MAX_FILE_BYTES {
         return Ok(FileRead::TooLarge(size));
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    entry.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| LayerError(e.to_string()))?;
+    entry.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     Ok(FileRead::from_bytes(bytes))
 }
 

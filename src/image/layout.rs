@@ -4,7 +4,7 @@
 //! each with its labels and its layer blobs, read without extracting anything to disk.
 
 use super::layers::{self, LayerError};
-use super::{FileRead, ImageInfo, normalize_ref};
+use super::{FileRead, ImageInfo, ImageSource, normalize_ref};
 use crate::source::record::sha256_hex;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use std::collections::BTreeMap;
@@ -103,6 +103,15 @@ impl Layout {
             }
         }
         Ok(bytes)
+    }
+
+    /// Opens the layout of `oci:DIR` or `archive:TAR`; `None` for the other sources.
+    pub fn from_source(source: &ImageSource) -> Option<Result<Layout, LayoutError>> {
+        match source {
+            ImageSource::Oci(dir) => Some(Layout::open_oci(dir)),
+            ImageSource::Archive(file) => Some(Layout::open_archive(file)),
+            _ => None,
+        }
     }
 
     /// Opens an OCI image layout directory.

@@ -161,8 +161,9 @@ pub fn image_path(raw: &str) -> Option<String> {
 /// The result of looking for every image of a pod.
 #[derive(Clone, Debug, Default)]
 pub struct ImageSet {
-    /// Found images by the reference the pod writes.
-    pub found: BTreeMap<String, ImageFacts>,
+    /// Found images by the reference the pod writes (shared: several services may name
+    /// one image, and descriptor sources hand the facts on).
+    pub found: BTreeMap<String, std::sync::Arc<ImageFacts>>,
     /// References no source had, with what each source said.
     pub missing: BTreeMap<String, Vec<String>>,
     /// The sources consulted, in order (`docker (unreachable: …)` included), for messages.

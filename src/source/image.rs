@@ -7,7 +7,9 @@
 use super::{DescriptorSource, Loaded, OriginKind, Request, SkillRoot, SourceResult};
 use crate::describe::snapshot;
 use crate::diag::Diagnostic;
-use crate::image::{FileRead, ImageFacts, ImageSet, MCP_PATH_LABEL, diags, image_path, layers::MAX_FILE_BYTES};
+use crate::image::{
+    DESCRIBE_LABEL, FileRead, ImageFacts, ImageSet, MCP_PATH_LABEL, TOOLS_LABEL, diags, image_path, layers::MAX_FILE_BYTES,
+};
 use std::sync::Arc;
 
 pub struct Image(pub Arc<ImageSet>);
@@ -16,36 +18,43 @@ impl DescriptorSource for Image {
     fn describe(&self, req: &Request) -> SourceResult {
         let Some(reference) = &req.service.image else { return Ok(None) };
         let Some(facts) = self.0.found.get(&reference.value) else { return Ok(None) };
-        let facts = Arc::new(facts.clone());
+        let at = |d: Diagnostic| vec![d.at(reference.loc)];
         let (dpath, dlabel) = facts.describe_path();
-        let descriptor = text(&facts, &dpath, dlabel.then_some(crate::image::DESCRIBE_LABEL)).map_err(|d| vec![d.at(reference.loc)])?;
+        let descriptor = optional(facts, &dpath, dlabel.then_some(DESCRIBE_LABEL)).map_err(at)?;
         let (tpath, tlabel) = facts.tools_path();
-        let snapshot = text(&facts, &tpath, tlabel.then_some(crate::image::TOOLS_LABEL)).map_err(|d| vec![d.at(reference.loc)])?;
-        let snapshot = match snapshot {
-            Some(s) => Some(convert(req, &facts, &tpath, &s).map_err(|d| vec![d.at(reference.loc)])?),
+        let snapshot = match optional(facts, &tpath, tlabel.then_some(TOOLS_LABEL)).map_err(at)? {
+            Some(s) => Some(convert(req, facts, &tpath, &s).map_err(at)?),
             None => None,
         };
-        let (name, text, snapshot) = match (descriptor, snapshot) {
+        let (name, text, snapshot, warnings) = match (descriptor, snapshot) {
             (None, None) => return Ok(None),
-            (Some(d), s) => (facts.file_name(&dpath), d, s),
-            (None, Some((name, text, warnings))) => {
-                let skill_root = SkillRoot::Image(facts);
-                return Ok(Some(Loaded { kind: OriginKind::Image, name, text, skill_root, warnings, snapshot: None }));
-            }
+            (None, Some(c)) => (c.name, c.text, None, c.warnings),
+            (Some(d), Some(c)) => (facts.file_name(&dpath), d, Some((c.name, c.text)), c.warnings),
+            (Some(d), None) => (facts.file_name(&dpath), d, None, Vec::new()),
         };
-        let warnings = snapshot.as_ref().map(|s| s.2.clone()).unwrap_or_default();
-        let snapshot = snapshot.map(|(n, t, _)| (n, t));
-        Ok(Some(Loaded { kind: OriginKind::Image, name, text, skill_root: SkillRoot::Image(facts), warnings, snapshot }))
+        // An image's files are this source's inputs, as files on disk are the others'.
+        req.log.record(&name, "image", Some(text.as_bytes()));
+        if let Some((n, t)) = &snapshot {
+            req.log.record(n, "image", Some(t.as_bytes()));
+        }
+        Ok(Some(Loaded { kind: OriginKind::Image, name, text, skill_root: SkillRoot::Image(facts.clone()), warnings, snapshot }))
     }
 }
 
-/// The text of `path` in the image; `None` when an implicit path is absent.
-fn text(facts: &ImageFacts, path: &str, label: Option<&str>) -> Result<Option<String>, Diagnostic> {
-    match facts.files.get(path) {
-        Some(FileRead::Text(t)) => Ok(Some(t.clone())),
-        None | Some(FileRead::Missing) if label.is_none() => Ok(None),
-        Some(r) => Err(file_error(facts, path, label, r)),
-        None => Err(file_error(facts, path, label, &FileRead::Missing)),
+/// The text of `raw` in the image, which must be there. `named_by` is the label (or
+/// field) that named it, for the diagnostic.
+pub fn required(facts: &ImageFacts, raw: &str, named_by: Option<&str>) -> Result<String, Diagnostic> {
+    match facts.files.get(raw).unwrap_or(&FileRead::Missing) {
+        FileRead::Text(t) => Ok(t.clone()),
+        r => Err(file_error(facts, &image_path(raw).unwrap_or_else(|| raw.to_string()), named_by, r)),
+    }
+}
+
+/// Like [`required`], but an implicit path (`label` is `None`) may be absent.
+fn optional(facts: &ImageFacts, path: &str, label: Option<&str>) -> Result<Option<String>, Diagnostic> {
+    match (facts.files.get(path), label) {
+        (None | Some(FileRead::Missing), None) => Ok(None),
+        _ => required(facts, path, label).map(Some),
     }
 }
 
@@ -91,9 +100,15 @@ fn parent(path: &str) -> &str {
     }
 }
 
-type Converted = (String, String, Vec<Diagnostic>);
+/// A snapshot converted to a descriptor.
+struct Converted {
+    name: String,
+    /// The descriptor's JSON text.
+    text: String,
+    warnings: Vec<Diagnostic>,
+}
 
-/// A snapshot's text → (name, descriptor JSON text, warnings).
+/// A snapshot's text → the descriptor it stands for.
 fn convert(req: &Request, facts: &ImageFacts, path: &str, text: &str) -> Result<Converted, Diagnostic> {
     let name = facts.file_name(path);
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
@@ -114,5 +129,5 @@ fn convert(req: &Request, facts: &ImageFacts, path: &str, text: &str) -> Result<
         );
     }
     let text = serde_json::to_string_pretty(&descriptor).expect("JSON values serialize") + "\n";
-    Ok((format!("{name} (as descriptor)"), text, warnings))
+    Ok(Converted { name: format!("{name} (as descriptor)"), text, warnings })
 }

@@ -1,7 +1,7 @@
 //! Where a service's descriptor bytes come from. Each place is a [`DescriptorSource`];
 //! [`Sources::standard`] chains them in Clawdapus' order (the first that has one wins):
-//! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the build
-//! image the service names ([`image::Image`]), the build context.
+//! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the image the
+//! service names ([`image::Image`]), the build context.
 //!
 //! This is the I/O edge of the describe pass: sources return text and its origin, and
 //! [`crate::describe::decode`] turns the text into a descriptor without touching disk.
@@ -293,16 +293,10 @@ pub fn image_file(
     named_by: Option<&str>,
     log: &record::InputLog,
 ) -> Result<(String, String), Diagnostic> {
-    let path = crate::image::image_path(raw).unwrap_or_else(|| raw.to_string());
-    match facts.files.get(raw) {
-        Some(crate::image::FileRead::Text(t)) => {
-            let name = facts.file_name(&path);
-            log.record(&name, "image", Some(t.as_bytes()));
-            Ok((name, t.clone()))
-        }
-        Some(r) => Err(image::file_error(facts, &path, named_by, r)),
-        None => Err(image::file_error(facts, &path, named_by, &crate::image::FileRead::Missing)),
-    }
+    let text = image::required(facts, raw, named_by)?;
+    let name = facts.file_name(&crate::image::image_path(raw).unwrap_or_else(|| raw.to_string()));
+    log.record(&name, "image", Some(text.as_bytes()));
+    Ok((name, text))
 }
 
 /// A Dockerfile's labels and its pod-relative name.
