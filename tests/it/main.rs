@@ -2,10 +2,13 @@
 
 mod access;
 mod bad_input;
+mod bombs;
 mod check;
 mod determinism;
+mod fuzz_corpus;
 mod golden;
 mod harness;
+mod hostile;
 mod images;
 mod robustness;
 mod schemas;

@@ -1,0 +1,1 @@
+//! (filled in by the hostile-input work, issue 8)
