@@ -89,7 +89,7 @@ pub fn compile(opts: &Options) -> Compiled {
     let result = run(opts, &mut sources, &mut diags);
     match result {
         Some(b) if !diags.has_errors() => Compiled {
-            artifacts: Some(b.artifacts.with_manifest()),
+            artifacts: Some(b.artifacts),
             diagnostics: diags.sorted(&sources),
             sources,
             agents: b.agents,
@@ -179,8 +179,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
     let mut built = build(pod, described.clone(), runners, &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &images_setting(opts), &built.artifacts);
-    built.artifacts.insert(crate::lock::LOCK, lock);
+    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &images_setting(opts), &built);
+    // The lock is as sensitive as the most sensitive file it describes.
+    let secret = built.artifacts.0.values().any(|a| a.secret);
+    built.artifacts.insert_secret(crate::lock::LOCK, lock, secret);
     built.agents = agents;
     Some(built)
 }

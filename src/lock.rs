@@ -5,7 +5,7 @@
 //! SHA-256 of every output. `compile --check` replays it to answer from hashes alone.
 
 use crate::grant::SecretMode;
-use crate::output::ArtifactSet;
+use crate::output::disk::{self, Contents};
 use crate::pod::env::Env;
 use crate::registry::Described;
 use crate::source::record::{InputEntry, sha256_hex};
@@ -65,7 +65,7 @@ fn mode_name(mode: SecretMode) -> &'static str {
     }
 }
 
-/// Builds the lock for `artifacts` (which must not yet hold the lock or the manifest).
+/// Builds the lock for `built.artifacts` (which must not yet hold the lock).
 pub fn build(
     inputs: &BTreeMap<String, InputEntry>,
     described: &BTreeMap<String, Described>,
@@ -73,7 +73,7 @@ pub fn build(
     env: &Env,
     mode: SecretMode,
     images: &str,
-    artifacts: &ArtifactSet,
+    built: &crate::compile::Built,
 ) -> Vec<u8> {
     let by_file: BTreeMap<&str, (&str, &Described)> = described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
     let inputs = inputs
@@ -97,9 +97,15 @@ pub fn build(
         images: images.to_string(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: sha256_hex(&a.bytes) }).collect(),
+        outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, &built.secrets) }).collect(),
     };
     crate::output::json::to_go_json(&lock)
+}
+
+/// An output's hash; a file holding inline tokens is hashed with them masked, so the
+/// lock (which may be committed) cannot confirm a guessed token offline.
+fn output_hash(a: &crate::output::Artifact, secrets: &BTreeMap<String, String>) -> String {
+    if a.secret { sha256_hex(&crate::secrets::mask(&a.bytes, secrets)) } else { sha256_hex(&a.bytes) }
 }
 
 /// What replaying a lock found.
@@ -112,7 +118,10 @@ pub enum Replay {
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
 pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode, images: &str) -> Replay {
-    let Ok(text) = std::fs::read(out.join(LOCK)) else { return Replay::Unknown };
+    if disk::not_a_directory(out).is_some() {
+        return Replay::Unknown;
+    }
+    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, 64 << 20) else { return Replay::Unknown };
     let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
@@ -138,8 +147,11 @@ pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode, images: &
     }
     let mut outputs = BTreeMap::new();
     for o in &lock.outputs {
-        match std::fs::read(out.join(&o.path)) {
-            Ok(bytes) if sha256_hex(&bytes) == o.sha256 => {
+        if !disk::is_safe_relative(&o.path) {
+            return Replay::Unknown;
+        }
+        match disk::read(out, &o.path, 256 << 20) {
+            Ok(Contents::Bytes(bytes)) if sha256_hex(&bytes) == o.sha256 => {
                 outputs.insert(o.path.clone(), bytes);
             }
             _ => return Replay::Unknown,

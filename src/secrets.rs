@@ -1,12 +1,21 @@
+//! Secret values and where they must never appear.
+//!
 //! The leak check: before anything is written, every artifact (in its redacted form) is
-//! searched for every resolved secret value. A hit means a token would land somewhere
-//! no token belongs (CLAWDAPUS.md, the report, a path or description), so nothing is
-//! written. Diagnostics name the variable and the file, never the value.
+//! searched for every resolved secret value *in every encoding clawc can write it in*
+//! (raw, JSON, Go's HTML-escaped JSON, YAML and TOML strings): a token holding `&` is
+//! written as `\u0026` by the Go-compatible JSON encoder, and a raw-bytes search would
+//! miss it. A hit means a token would land somewhere no token belongs (CLAWDAPUS.md, the
+//! report, a path or description), so nothing is written. Diagnostics name the variable
+//! and the file, never the value.
+//!
+//! [`mask`] replaces every encoding of every value, whatever its length, with `${VAR}`:
+//! diffs and anything else shown to a user go through it.
 
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, Token};
 use crate::output::ArtifactSet;
-use std::collections::BTreeMap;
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub mod codes {
     pub const LEAK: &str = "clawc::secrets::leak";
@@ -35,6 +44,85 @@ pub fn collect(plans: &BTreeMap<String, Plan>) -> BTreeMap<String, String> {
     out
 }
 
+/// Every form `value` takes in a file clawc writes: raw (Markdown, YAML plain and TOML
+/// literal strings), a JSON string body (serde and Go's HTML-escaping encoder, lower- and
+/// upper-case `\u` escapes), a YAML single-quoted body and a TOML basic string body.
+pub fn encodings(value: &str) -> BTreeSet<String> {
+    let mut forms = BTreeSet::new();
+    if value.is_empty() {
+        return forms;
+    }
+    forms.insert(value.to_string());
+    let json = serde_json::to_string(value).unwrap_or_default();
+    let json = json.trim_matches('"').to_string();
+    let go = go_html_escape(&json);
+    forms.insert(upper_hex_escapes(&json));
+    forms.insert(upper_hex_escapes(&go));
+    forms.insert(json);
+    forms.insert(go);
+    forms.insert(value.replace('\'', "''"));
+    forms.insert(toml_basic(value));
+    forms
+}
+
+/// Go's `json.Marshal` additionally escapes `<`, `>`, `&`, U+2028 and U+2029.
+fn go_html_escape(json_body: &str) -> String {
+    json_body
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+fn upper_hex_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\\u") {
+        out.push_str(&rest[..i + 2]);
+        let hex: String = rest[i + 2..].chars().take(4).collect();
+        out.push_str(&hex.to_ascii_uppercase());
+        rest = &rest[i + 2 + hex.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn toml_basic(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The encodings of each value → its variable, longest first (so the longest match wins).
+fn patterns(secrets: &BTreeMap<String, String>, min_len: usize) -> Vec<(String, String)> {
+    let mut pats: Vec<(String, String)> = secrets
+        .iter()
+        .filter(|(v, _)| v.trim().len() >= min_len)
+        .flat_map(|(v, var)| encodings(v).into_iter().map(move |e| (e, var.clone())))
+        .collect();
+    pats.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+    pats.dedup_by(|a, b| a.0 == b.0);
+    pats
+}
+
+fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
+    if pats.is_empty() {
+        return None;
+    }
+    AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(pats.iter().map(|(p, _)| p.as_bytes())).ok()
+}
+
 /// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token).
 pub fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
     let files = redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice()));
@@ -59,8 +147,8 @@ fn find<'a>(
     diag: impl Fn(&str, &str) -> Diagnostic,
 ) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    let scanned: Vec<(&String, &String)> = secrets.iter().filter(|(v, _)| v.trim().len() >= MIN_SCANNED_LEN).collect();
-    for var in secrets.iter().filter(|(v, _)| v.trim().len() < MIN_SCANNED_LEN).map(|(_, var)| var) {
+    let short: BTreeSet<&String> = secrets.iter().filter(|(v, _)| v.trim().len() < MIN_SCANNED_LEN).map(|(_, var)| var).collect();
+    for var in short {
         diags.push(
             Diagnostic::warning(
                 codes::TOO_SHORT,
@@ -69,21 +157,63 @@ fn find<'a>(
             .help("use a real token; short values cannot be told apart from ordinary text"),
         );
     }
+    let pats = patterns(secrets, MIN_SCANNED_LEN);
+    let Some(ac) = automaton(&pats) else { return diags };
     for (path, bytes) in files {
-        for (value, var) in &scanned {
-            if bytes.windows(value.len()).any(|w| w == value.as_bytes()) {
-                diags.push(diag(var, path));
-            }
-        }
+        let vars: BTreeSet<&str> = ac.find_iter(bytes).map(|m| pats[m.pattern().as_usize()].1.as_str()).collect();
+        diags.extend(vars.into_iter().map(|var| diag(var, path)));
     }
     diags
 }
 
-/// `bytes` with every scanned secret value replaced by `${VAR}` (for display only).
+/// `bytes` with every encoding of every secret value, whatever its length, replaced by
+/// `${VAR}` (for display, and for hashing files that hold inline tokens).
 pub fn mask(bytes: &[u8], secrets: &BTreeMap<String, String>) -> Vec<u8> {
-    let mut text = String::from_utf8_lossy(bytes).into_owned();
-    for (value, var) in secrets.iter().filter(|(v, _)| v.trim().len() >= MIN_SCANNED_LEN) {
-        text = text.replace(value.as_str(), &format!("${{{var}}}"));
+    let pats = patterns(secrets, 1);
+    let Some(ac) = automaton(&pats) else { return bytes.to_vec() };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut last = 0;
+    for m in ac.find_iter(bytes) {
+        out.extend_from_slice(&bytes[last..m.start()]);
+        out.extend_from_slice(format!("${{{}}}", pats[m.pattern().as_usize()].1).as_bytes());
+        last = m.end();
     }
-    text.into_bytes()
+    out.extend_from_slice(&bytes[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(value: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([(value.to_string(), "TOKEN".to_string())])
+    }
+
+    #[test]
+    fn every_json_encoding_is_found_and_masked() {
+        let secrets = one("tok&<secret>\"\\x");
+        let go = crate::output::json::to_go_json(&serde_json::json!({ "a": "tok&<secret>\"\\x" }));
+        let mut set = ArtifactSet::default();
+        set.insert("tools.json", go.clone());
+        set.insert("plain.json", serde_json::to_vec(&serde_json::json!({ "a": "tok&<secret>\"\\x" })).unwrap());
+        let found = scan(&set, &secrets);
+        assert_eq!(found.iter().filter(|d| d.code == codes::LEAK).count(), 2, "{found:?}");
+        let masked = String::from_utf8(mask(&go, &secrets)).unwrap();
+        assert_eq!(masked, "{\n  \"a\": \"${TOKEN}\"\n}\n");
+    }
+
+    #[test]
+    fn short_values_are_masked_though_not_scanned() {
+        let secrets = one("abc");
+        assert_eq!(mask(b"x abc y", &secrets), b"x ${TOKEN} y");
+        assert!(scan(&ArtifactSet::default(), &secrets).iter().all(|d| d.code == codes::TOO_SHORT));
+    }
+
+    #[test]
+    fn yaml_and_toml_forms() {
+        let forms = encodings("it's\"a\ttab\u{1}");
+        assert!(forms.contains("it''s\"a\ttab\u{1}"));
+        assert!(forms.contains("it's\\\"a\\ttab\\u0001"));
+    }
 }

@@ -74,8 +74,9 @@ pub fn run(args: CompileArgs) -> i32 {
     if args.check {
         return check(&args, &out, artifacts, &compiled);
     }
-    match write_tree(&out, artifacts) {
+    match write_tree(&out, artifacts, &compiled.secrets) {
         Ok(w) => {
+            report(&w.warnings, &compiled.sources, args.format);
             let line = format!(
                 "compiled {} agent{} into {}: {} written, {} unchanged, {} removed",
                 compiled.agents,
@@ -192,15 +193,14 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
 }
 
 fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::output::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
-    match clawc::output::check::drift(out, artifacts) {
+    match clawc::output::check::drift(out, artifacts, &compiled.secrets) {
         Ok(mut drift) => {
             // Never show a token: a committed literal appears as its variable in the diff.
             for f in &mut drift {
                 f.old = clawc::secrets::mask(&f.old, &compiled.secrets);
                 f.new = clawc::secrets::mask(&f.new, &compiled.secrets);
             }
-            let on_disk: Vec<(String, Vec<u8>)> =
-                artifacts.0.keys().filter_map(|p| std::fs::read(out.join(p)).ok().map(|b| (p.clone(), b))).collect();
+            let on_disk = clawc::output::check::committed(out, artifacts.0.keys().cloned());
             let leaks = clawc::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
             let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
             if args.format == Format::Human {

@@ -1,11 +1,16 @@
 //! Drift between a compiled [`ArtifactSet`] and the tree on disk, for `compile --check`.
-//! Reads only; the same ownership rules as writing: a file is `delete`d only if clawc's
-//! manifest says clawc wrote it.
+//! Reads only, and only what [`super::disk`] allows: the committed tree is untrusted, so a
+//! symlink, FIFO, device or directory where clawc expects its own file is drift reported
+//! by its kind, and its target is never read. A file is a `delete` only if the compile
+//! would delete it (a regular file whose hash the previous lock records).
 
 use super::ArtifactSet;
-use super::write::{codes, owned};
+use super::disk::{self, Contents, Kind};
+use super::write::{codes, is_what_clawc_wrote, previous_outputs};
 use crate::diag::Diagnostic;
+use crate::lock::LOCK;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -20,10 +25,13 @@ pub enum ChangeKind {
 pub struct FileDrift {
     pub path: String,
     pub kind: ChangeKind,
-    /// Bytes on disk (empty for `create`).
+    /// Bytes on disk (empty for `create`, and when what is there was not read).
     pub old: Vec<u8>,
     /// Bytes clawc would write (empty for `delete`).
     pub new: Vec<u8>,
+    /// What is on disk when it was not read: "a symlink", "a FIFO", "a directory",
+    /// "a file too large to show", or "a symlink at `context`" for a blocked path.
+    pub found: Option<String>,
 }
 
 impl FileDrift {
@@ -38,38 +46,95 @@ impl FileDrift {
         })
     }
 
-    /// A unified diff (`--- a/path`, `+++ b/path`, 3 lines of context).
+    /// A unified diff (`--- a/path`, `+++ b/path`, 3 lines of context). Control characters
+    /// of the old side (which the pull request wrote) are shown escaped, so a committed file
+    /// cannot drive the terminal or the CI log.
     pub fn unified(&self) -> String {
-        let (old, new) = (String::from_utf8_lossy(&self.old), String::from_utf8_lossy(&self.new));
-        let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
-        let a = if self.kind == ChangeKind::Create { "/dev/null".to_string() } else { format!("a/{}", self.path) };
+        let old = printable(&String::from_utf8_lossy(&self.old));
+        let new = String::from_utf8_lossy(&self.new);
+        let diff = similar::TextDiff::from_lines(old.as_str(), new.as_ref());
+        let a = match (&self.found, self.kind) {
+            (_, ChangeKind::Create) => "/dev/null".to_string(),
+            (Some(found), _) => format!("a/{} ({found}; not read)", self.path),
+            (None, _) => format!("a/{}", self.path),
+        };
         let b = if self.kind == ChangeKind::Delete { "/dev/null".to_string() } else { format!("b/{}", self.path) };
         diff.unified_diff().context_radius(3).header(&a, &b).to_string()
     }
 }
 
-/// Every difference between `artifacts` and `out`, sorted by path.
-pub fn drift(out: &Path, artifacts: &ArtifactSet) -> Result<Vec<FileDrift>, Diagnostic> {
-    let mut found = Vec::new();
-    for (rel, a) in &artifacts.0 {
-        let path = out.join(rel);
-        match std::fs::read(&path) {
-            Ok(old) if old == a.bytes => {}
-            Ok(old) => found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Update, old, new: a.bytes.clone() }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Create, old: Vec::new(), new: a.bytes.clone() })
-            }
-            Err(e) => {
-                return Err(Diagnostic::error(codes::IO, format!("cannot read `{}`: {e}", path.display()))
-                    .help("check that the output directory is readable"));
-            }
+/// `text` with control characters other than newline and tab written as `\u{..}`.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
         }
     }
-    for stale in owned(out).into_iter().filter(|f| !artifacts.0.contains_key(f)) {
-        if let Ok(old) = std::fs::read(out.join(&stale)) {
-            found.push(FileDrift { path: stale, kind: ChangeKind::Delete, old, new: Vec::new() });
+    out
+}
+
+/// Files larger than this on disk are compared by size and not shown.
+const MAX_SHOWN: u64 = 64 << 20;
+
+/// Every difference between `artifacts` and `out`, sorted by path.
+pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<Vec<FileDrift>, Diagnostic> {
+    let mut found = Vec::new();
+    if let Some(kind) = disk::not_a_directory(out) {
+        let what = format!("the output directory is {}", kind.describe());
+        let all = artifacts.0.iter().map(|(rel, a)| FileDrift {
+            path: rel.clone(),
+            kind: ChangeKind::Update,
+            old: Vec::new(),
+            new: a.bytes.clone(),
+            found: Some(what.clone()),
+        });
+        return Ok(all.collect());
+    }
+    for (rel, a) in &artifacts.0 {
+        let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.clone(), found };
+        match read(out, rel, MAX_SHOWN.max(a.bytes.len() as u64))? {
+            Contents::Bytes(old) if old == a.bytes => {}
+            Contents::Bytes(old) => found.push(change(ChangeKind::Update, old, None)),
+            Contents::Missing => found.push(change(ChangeKind::Create, Vec::new(), None)),
+            Contents::TooLarge(n) => found.push(change(ChangeKind::Update, Vec::new(), Some(format!("a file of {n} bytes")))),
+            Contents::Foreign { at, kind } => found.push(change(ChangeKind::Update, Vec::new(), Some(foreign(rel, &at, kind)))),
+        }
+    }
+    let previous = previous_outputs(out)?.unwrap_or_default();
+    for (rel, hash) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
+        if let Contents::Bytes(old) = read(out, rel, MAX_SHOWN)?
+            && is_what_clawc_wrote(&old, hash, secrets)
+        {
+            found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
         }
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(found)
+}
+
+fn read(out: &Path, rel: &str, limit: u64) -> Result<Contents, Diagnostic> {
+    disk::read(out, rel, limit).map_err(|e| {
+        Diagnostic::error(codes::IO, format!("cannot read `{}`: {e}", out.join(rel).display()))
+            .help("check that the output directory is readable")
+    })
+}
+
+fn foreign(rel: &str, at: &str, kind: Kind) -> String {
+    if at == rel { kind.describe().to_string() } else { format!("{} at `{at}`", kind.describe()) }
+}
+
+/// The regular files of `artifacts`' paths as they are on disk (for the committed-secret
+/// scan); anything else is skipped unread.
+pub fn committed(out: &Path, paths: impl IntoIterator<Item = String>) -> Vec<(String, Vec<u8>)> {
+    paths.into_iter().filter_map(|p| matches_bytes(disk::read(out, &p, MAX_SHOWN)).map(|b| (p, b))).collect()
+}
+
+fn matches_bytes(r: std::io::Result<Contents>) -> Option<Vec<u8>> {
+    match r {
+        Ok(Contents::Bytes(b)) => Some(b),
+        _ => None,
+    }
 }

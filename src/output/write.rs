@@ -1,23 +1,53 @@
-//! Writing the compiled tree: only changed files, staged first and then renamed into
-//! place, stale files clawc wrote before removed, files it does not own never touched.
+//! Writing the compiled tree into `--out` as one transaction, on a tree that may have been
+//! written by an attacker (in CI the committed tree comes from the pull request).
 //!
-//! Ownership is recorded in `<out>/.clawc-manifest.json`. Every new or changed file is
-//! first written to a temporary file beside its target; only when all are staged are they
-//! renamed over their targets (each rename is atomic), so a failure while staging leaves
-//! the previous tree exactly as it was.
+//! 1. **Validate** everything before touching anything: every output path is plain names
+//!    only; no symlink, file or device sits where a directory belongs (never followed);
+//!    every file clawc would replace is its own (listed in the previous `clawc.lock`) or
+//!    already holds the new bytes; every stale file is deleted only if it is a regular file
+//!    whose hash is the one the lock records.
+//! 2. **Stage** every new file under `<out>/.clawc-stage/` (SIGINT/SIGTERM/SIGHUP here
+//!    remove the staging and leave the old tree: exit 3).
+//! 3. **Commit**: write `.clawc-stage/journal.json` (renamed into place: the commit point).
+//! 4. **Apply** the journal (renames, then deletes, `clawc.lock` last), then remove it.
+//!
+//! A run killed before 3 leaves only staging, which the next run removes; one killed
+//! during 4 leaves a journal, which the next run completes. The output directory itself is
+//! locked (`flock`) for the whole transaction, so concurrent compiles into one `--out` wait
+//! for each other instead of interleaving.
 
-use super::ArtifactSet;
+use super::disk::{self, Contents, Found, Kind, is_safe_relative};
+use super::{Artifact, ArtifactSet};
 use crate::diag::Diagnostic;
-use std::collections::BTreeSet;
+use crate::lock::LOCK;
+use crate::source::record::sha256_hex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-pub const MANIFEST: &str = ".clawc-manifest.json";
+/// The staging directory inside `--out`.
+pub const STAGE: &str = ".clawc-stage";
+/// The ownership manifest of clawc before 0.2 (ownership is now the lock's outputs).
+pub const LEGACY_MANIFEST: &str = ".clawc-manifest.json";
+const JOURNAL: &str = "journal.json";
+/// How long a compile waits for another one writing the same `--out`.
+const LOCK_WAIT: Duration = Duration::from_secs(120);
 
 pub mod codes {
     pub const IO: &str = "clawc::output::io";
+    pub const INVALID_NAME: &str = "clawc::output::invalid_name";
+    pub const NOT_A_DIRECTORY: &str = "clawc::output::not_a_directory";
+    pub const NOT_OWNED: &str = "clawc::output::not_owned";
+    pub const LOCK_UNREADABLE: &str = "clawc::output::lock_unreadable";
+    pub const BUSY: &str = "clawc::output::busy";
+    pub const INTERRUPTED: &str = "clawc::output::interrupted";
+    pub const KEPT: &str = "clawc::output::kept_modified";
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -25,84 +55,328 @@ pub struct WriteSummary {
     pub written: Vec<String>,
     pub unchanged: usize,
     pub removed: Vec<String>,
+    /// Warnings: stale files left in place because they are not what clawc wrote.
+    pub warnings: Vec<Diagnostic>,
 }
 
-fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
+fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot {what} `{}`: {e}", path.display())).help("check that the output directory is writable")
-}
-
-/// The files clawc wrote last time (only safe relative paths are believed).
-pub fn owned(out: &Path) -> BTreeSet<String> {
-    let Ok(text) = fs::read_to_string(out.join(MANIFEST)) else { return BTreeSet::new() };
-    let files: Vec<String> = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("files").cloned())
-        .and_then(|f| serde_json::from_value(f).ok())
-        .unwrap_or_default();
-    let mut set: BTreeSet<String> = files.into_iter().filter(|f| is_safe_relative(f)).collect();
-    set.insert(MANIFEST.to_string());
-    set
-}
-
-fn is_safe_relative(p: &str) -> bool {
-    !p.is_empty() && Path::new(p).components().all(|c| matches!(c, Component::Normal(_)))
 }
 
 fn mode_of(secret: bool) -> u32 {
     if secret { 0o600 } else { 0o644 }
 }
 
-fn unchanged(target: &Path, bytes: &[u8], secret: bool) -> bool {
-    let Ok(meta) = fs::symlink_metadata(target) else { return false };
-    meta.is_file() && meta.permissions().mode() & 0o777 == mode_of(secret) && fs::read(target).is_ok_and(|old| old == bytes)
+/// The journal: what the commit does, in order.
+#[derive(Serialize, Deserialize, Debug, Default)]
+struct Journal {
+    /// (staged file name, output path)
+    writes: Vec<(String, String)>,
+    /// (output path, SHA-256 the file must still have to be deleted)
+    deletes: Vec<(String, String)>,
 }
 
-/// Writes `artifacts` (which must include the manifest, see [`ArtifactSet::with_manifest`]).
-pub fn write_tree(out: &Path, artifacts: &ArtifactSet) -> Result<WriteSummary, Diagnostic> {
-    let before = owned(out);
-    let mut summary = WriteSummary::default();
-    let mut staged: Vec<(tempfile::TempPath, PathBuf, String)> = Vec::new();
-    for (rel, a) in &artifacts.0 {
-        let target = out.join(rel);
-        if unchanged(&target, &a.bytes, a.secret) {
-            summary.unchanged += 1;
-            continue;
-        }
-        let dir = target.parent().unwrap_or(out);
-        fs::create_dir_all(dir).map_err(|e| io("create directory", dir, e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".clawc-stage-")
-            .permissions(fs::Permissions::from_mode(mode_of(a.secret)))
-            .tempfile_in(dir)
-            .map_err(|e| io("stage a file in", dir, e))?;
-        tmp.write_all(&a.bytes).map_err(|e| io("write", tmp.path(), e))?;
-        staged.push((tmp.into_temp_path(), target, rel.clone()));
+/// Writes `artifacts` (which include `clawc.lock`) into `out`. `secrets` are the
+/// resolved token values (stale files holding inline tokens are hashed masked, as the lock
+/// records them).
+pub fn write_tree(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
+    check_names(artifacts)?;
+    prepare_out(out)?;
+    let _lock = lock_out(out)?;
+    recover(out)?;
+    let (journal, mut summary) = plan(out, artifacts, secrets)?;
+    if journal.writes.is_empty() && journal.deletes.is_empty() {
+        return Ok(summary);
     }
-    // Everything is staged: swap it in. (Dropping `staged` on an early return above
-    // deletes the temporary files and leaves the old tree untouched.)
-    for (tmp, target, rel) in staged {
-        tmp.persist(&target).map_err(|e| io("replace", &target, e.error))?;
-        summary.written.push(rel);
+    let interrupted = watch_signals();
+    if let Err(d) = stage(out, artifacts, &journal, &interrupted) {
+        let _ = fs::remove_dir_all(out.join(STAGE));
+        return Err(d);
     }
-    for stale in before.iter().filter(|f| !artifacts.0.contains_key(*f)) {
-        let path = out.join(stale);
-        match fs::remove_file(&path) {
-            Ok(()) => summary.removed.push(stale.clone()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io("remove stale file", &path, e)),
-        }
-        remove_empty_parents(out, &path);
-    }
+    apply(out, &journal)?;
+    summary.written = journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
+    summary.removed = journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
+    summary.written.sort();
     Ok(summary)
 }
 
-/// Removes directories left empty by a stale file, up to (not including) `out`.
-fn remove_empty_parents(out: &Path, file: &Path) {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d == out || !d.starts_with(out) || fs::remove_dir(d).is_err() {
+/// Every output path must be plain names, and none may be clawc's own bookkeeping.
+fn check_names(artifacts: &ArtifactSet) -> Result<(), Diagnostic> {
+    for rel in artifacts.0.keys() {
+        let first = rel.split('/').next().unwrap_or_default();
+        if !is_safe_relative(rel) || [STAGE, LEGACY_MANIFEST].contains(&first) {
+            return Err(Diagnostic::error(codes::INVALID_NAME, format!("refusing to write the output path {rel:?}"))
+                .help("output paths are built from service, agent and skill names; rename the one that contains `.`, `..`, `/` or an empty part"));
+        }
+    }
+    Ok(())
+}
+
+/// Creates `out` if needed; refuses one that is a symlink or not a directory (in CI the
+/// default `--out` is part of the untrusted checkout).
+fn prepare_out(out: &Path) -> Result<(), Diagnostic> {
+    match fs::symlink_metadata(out) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(Diagnostic::error(
+            codes::NOT_A_DIRECTORY,
+            format!("the output directory `{}` is {}", out.display(), Kind::of(&m).describe()),
+        )
+        .help("clawc never writes through a symlinked output directory; point -o at a real directory (or remove the link)")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir_all(out).map_err(|e| io("create directory", out, e)),
+        Err(e) => Err(io("inspect", out, e)),
+    }
+}
+
+/// Takes the write lock of `out` (an `flock` on the directory itself, so no lock file is
+/// left in the tree), waiting up to [`LOCK_WAIT`] for another compile.
+fn lock_out(out: &Path) -> Result<fs::File, Diagnostic> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(out)
+        .map_err(|e| io("open for locking", out, e))?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => std::thread::sleep(Duration::from_millis(20)),
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Diagnostic::error(
+                    codes::BUSY,
+                    format!("another clawc has been writing `{}` for {} s", out.display(), LOCK_WAIT.as_secs()),
+                )
+                .help("wait for it to finish, or stop it; clawc holds a lock (flock) on the output directory while writing"));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io("lock", out, e)),
+        }
+    }
+}
+
+/// Finishes or rolls back what a killed run left: a journal is completed, staging
+/// without one is removed.
+fn recover(out: &Path) -> Result<(), Diagnostic> {
+    let stage = out.join(STAGE);
+    match fs::symlink_metadata(&stage) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io("inspect", &stage, e)),
+        Ok(m) if !m.is_dir() => return fs::remove_file(&stage).map_err(|e| io("remove", &stage, e)),
+        Ok(_) => {}
+    }
+    let journal = match disk::read(out, &format!("{STAGE}/{JOURNAL}"), 64 << 20) {
+        Ok(Contents::Bytes(b)) => serde_json::from_slice::<Journal>(&b).ok(),
+        _ => None,
+    };
+    match journal {
+        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => apply(out, &j),
+        _ => fs::remove_dir_all(&stage).map_err(|e| io("remove stale staging", &stage, e)),
+    }
+}
+
+fn is_staged_name(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// What the previous compile wrote: `clawc.lock`'s outputs and their hashes. `None`:
+/// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
+pub(crate) fn previous_outputs(out: &Path) -> Result<Option<BTreeMap<String, String>>, Diagnostic> {
+    let lock = match disk::read(out, LOCK, 64 << 20).map_err(|e| io("read", &out.join(LOCK), e))? {
+        Contents::Missing => return Ok(Some(BTreeMap::new())),
+        Contents::Bytes(b) => serde_json::from_slice::<crate::lock::Lock>(&b).ok(),
+        _ => None,
+    };
+    Ok(lock.map(|l| l.outputs.into_iter().filter(|o| is_safe_relative(&o.path)).map(|o| (o.path, o.sha256)).collect()))
+}
+
+/// Decides every write and delete, refusing before anything is touched.
+fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<(Journal, WriteSummary), Diagnostic> {
+    let previous = previous_outputs(out)?;
+    let owned = |rel: &str| rel == LOCK || previous.as_ref().is_some_and(|p| p.contains_key(rel));
+    let mut journal = Journal::default();
+    let mut summary = WriteSummary::default();
+    // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
+    let order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
+    for (rel, a) in order {
+        let found = disk::inspect(out, rel).map_err(|e| io("inspect", &out.join(rel), e))?;
+        match found {
+            Found::Missing => {}
+            Found::File(meta) if is_current(out, rel, a, &meta) => {
+                summary.unchanged += 1;
+                continue;
+            }
+            Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
+            Found::File(_) if same_bytes(out, rel, a) => {}
+            Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+            Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
+        }
+        journal.writes.push((journal.writes.len().to_string(), rel.clone()));
+    }
+    for (rel, hash) in previous.iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
+        match disk::read(out, rel, 256 << 20).map_err(|e| io("read", &out.join(rel), e))? {
+            Contents::Missing => {}
+            Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
+                journal.deletes.push((rel.clone(), sha256_hex(&b)));
+            }
+            _ => summary.warnings.push(
+                Diagnostic::warning(codes::KEPT, format!("left `{rel}` in place: clawc no longer writes it, but it is not the file clawc wrote"))
+                    .help("it was edited or replaced after the last compile; delete it yourself if it is not needed"),
+            ),
+        }
+    }
+    legacy_manifest(out, &mut journal);
+    Ok((journal, summary))
+}
+
+/// The manifest older clawc versions wrote is removed (when it is one).
+fn legacy_manifest(out: &Path, journal: &mut Journal) {
+    if let Ok(Contents::Bytes(b)) = disk::read(out, LEGACY_MANIFEST, 64 << 20)
+        && serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| v["generator"] == "clawc")
+    {
+        journal.deletes.push((LEGACY_MANIFEST.to_string(), sha256_hex(&b)));
+    }
+}
+
+/// Whether `bytes` hash to what the lock recorded (files with inline tokens are recorded
+/// with the tokens masked, so the lock cannot confirm a guessed token).
+pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: &str, secrets: &BTreeMap<String, String>) -> bool {
+    sha256_hex(bytes) == hash || sha256_hex(&crate::secrets::mask(bytes, secrets)) == hash
+}
+
+fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
+    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == mode_of(a.secret) && same_bytes(out, rel, a)
+}
+
+fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
+    matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if b == a.bytes)
+}
+
+fn blocked(out: &Path, at: &str, kind: Kind) -> Diagnostic {
+    Diagnostic::error(
+        codes::NOT_A_DIRECTORY,
+        format!("`{}` is {} where clawc needs a directory; it is never followed", out.join(at).display(), kind.describe()),
+    )
+    .help("remove it (it is not something clawc wrote) and compile again")
+}
+
+fn not_owned(out: &Path, rel: &str, found: &Found, lock_unreadable: bool) -> Diagnostic {
+    let what = match found {
+        Found::Other(k) => k.describe(),
+        _ => "a file",
+    };
+    let path = out.join(rel);
+    if lock_unreadable {
+        return Diagnostic::error(
+            codes::LOCK_UNREADABLE,
+            format!("`{}` is {what} clawc would replace, and `{LOCK}` there cannot be read to prove that clawc wrote it", path.display()),
+        )
+        .help(format!("restore {LOCK} (a merge conflict?), or delete the compiled directory and compile again"));
+    }
+    Diagnostic::error(codes::NOT_OWNED, format!("`{}` is {what} that clawc did not write; refusing to replace it", path.display()))
+        .help("the output directory holds files of its own where clawc writes; choose another -o, or move them away")
+}
+
+/// Writes each file to `<out>/.clawc-stage/<n>`, then the journal (the commit point).
+fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &AtomicBool) -> Result<(), Diagnostic> {
+    let dir = out.join(STAGE);
+    fs::create_dir(&dir).map_err(|e| io("create staging directory", &dir, e))?;
+    for (name, rel) in &journal.writes {
+        if interrupted.load(Ordering::SeqCst) {
+            return Err(interruption());
+        }
+        let a = &artifacts.0[rel];
+        let path = dir.join(name);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode_of(a.secret))
+            .open(&path)
+            .map_err(|e| io("stage a file in", &dir, e))?;
+        f.write_all(&a.bytes).map_err(|e| io("write", &path, e))?;
+        // The umask must not loosen or tighten what clawc promises.
+        f.set_permissions(fs::Permissions::from_mode(mode_of(a.secret))).map_err(|e| io("set the mode of", &path, e))?;
+    }
+    let tmp = dir.join(format!("{JOURNAL}.tmp"));
+    fs::write(&tmp, serde_json::to_vec(journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;
+    if interrupted.load(Ordering::SeqCst) {
+        return Err(interruption());
+    }
+    fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))
+}
+
+fn interruption() -> Diagnostic {
+    Diagnostic::error(codes::INTERRUPTED, "interrupted before the new tree was committed; the previous tree is unchanged")
+        .help("nothing was written; compile again")
+}
+
+/// Carries out a committed journal (also a killed run's), then removes the staging.
+fn apply(out: &Path, journal: &Journal) -> Result<(), Diagnostic> {
+    let dir = out.join(STAGE);
+    let failed = |d: Diagnostic| {
+        let msg = format!("{}; the write was committed and the next compile into this directory completes it", d.message);
+        Diagnostic { message: msg, ..d }
+    };
+    for (name, rel) in &journal.writes {
+        let staged = dir.join(name);
+        match fs::symlink_metadata(&staged) {
+            Ok(m) if m.is_file() => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // already moved
+            _ => continue,
+        }
+        make_parents(out, rel).map_err(failed)?;
+        fs::rename(&staged, out.join(rel)).map_err(|e| failed(io("replace", &out.join(rel), e)))?;
+    }
+    for (rel, hash) in &journal.deletes {
+        if !is_safe_relative(rel) {
+            continue;
+        }
+        if let Ok(Contents::Bytes(b)) = disk::read(out, rel, 256 << 20)
+            && sha256_hex(&b) == *hash
+        {
+            fs::remove_file(out.join(rel)).map_err(|e| failed(io("remove stale file", &out.join(rel), e)))?;
+            remove_empty_parents(out, rel);
+        }
+    }
+    fs::remove_dir_all(&dir).map_err(|e| io("remove staging", &dir, e))
+}
+
+/// Creates the directories on the way to `rel`, refusing any component that is not one.
+fn make_parents(out: &Path, rel: &str) -> Result<(), Diagnostic> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut path = out.to_path_buf();
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        path.push(part);
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => return Err(blocked(out, &parts[..=i].join("/"), Kind::of(&m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&path).map_err(|e| io("create directory", &path, e))?,
+            Err(e) => return Err(io("inspect", &path, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Removes directories left empty by a deleted file, up to (not including) `out`.
+fn remove_empty_parents(out: &Path, rel: &str) {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    while !parts.is_empty() {
+        // remove_dir never follows a symlink and fails on a non-empty directory.
+        if fs::remove_dir(out.join(parts.join("/"))).is_err() {
             break;
         }
-        dir = d.parent();
+        parts.pop();
     }
+}
+
+/// SIGINT, SIGTERM and SIGHUP set the returned flag instead of killing the process, so a
+/// write can stop cleanly while staging. Registered once per process.
+fn watch_signals() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+            let _ = signal_hook::flag::register(sig, flag.clone());
+        }
+        flag
+    })
+    .clone()
 }

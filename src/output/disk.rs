@@ -1,0 +1,200 @@
+//! The output directory as clawc finds it, which is untrusted: in CI the committed tree
+//! comes from the pull request, so any entry may be a symlink to `/proc/self/environ`, a
+//! FIFO, a device or a directory where clawc expects one of its files.
+//!
+//! Every look goes component by component with `lstat` from the output directory, never
+//! following a symlink; files are opened with `O_NOFOLLOW | O_NONBLOCK` (a FIFO cannot
+//! block the open), checked to be regular on the open descriptor, and read through a
+//! bounded reader. What is not a regular file is reported by its kind and never read.
+
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Component, Path};
+
+/// What kind of entry sits where clawc expected a regular file or a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Directory,
+    Symlink,
+    Fifo,
+    Socket,
+    Device,
+}
+
+impl Kind {
+    pub fn of(meta: &Metadata) -> Kind {
+        let t = meta.file_type();
+        if t.is_symlink() {
+            Kind::Symlink
+        } else if t.is_dir() {
+            Kind::Directory
+        } else if t.is_fifo() {
+            Kind::Fifo
+        } else if t.is_socket() {
+            Kind::Socket
+        } else if t.is_block_device() || t.is_char_device() {
+            Kind::Device
+        } else {
+            Kind::File
+        }
+    }
+
+    /// "a symlink", "a directory", … (for messages and the `--check` report).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::File => "a file",
+            Kind::Directory => "a directory",
+            Kind::Symlink => "a symlink",
+            Kind::Fifo => "a FIFO",
+            Kind::Socket => "a socket",
+            Kind::Device => "a device",
+        }
+    }
+}
+
+/// An entry of the output tree, looked at without following anything.
+#[derive(Debug)]
+pub enum Found {
+    Missing,
+    /// A regular file (its `lstat`).
+    File(Metadata),
+    /// Something that is not a regular file at the path itself.
+    Other(Kind),
+    /// A component on the way (`at`, output-relative) is not a directory.
+    Blocked { at: String, kind: Kind },
+}
+
+/// The contents of an entry, read without following anything.
+#[derive(Debug)]
+pub enum Contents {
+    Missing,
+    Bytes(Vec<u8>),
+    /// A regular file larger than the limit: not read.
+    TooLarge(u64),
+    /// Not a regular file (or blocked on the way): never read.
+    Foreign { at: String, kind: Kind },
+}
+
+/// Whether `p` is a `/`-separated relative path of plain names: no empty, `.` or `..`
+/// component, no leading `/`, no NUL or backslash. Only such paths are joined onto `--out`.
+pub fn is_safe_relative(p: &str) -> bool {
+    !p.is_empty()
+        && !p.contains(['\0', '\\'])
+        && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+        && Path::new(p).components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// What `out` itself is when it exists and is not a real directory (a symlinked output
+/// directory is never read or written through).
+pub fn not_a_directory(out: &Path) -> Option<Kind> {
+    fs::symlink_metadata(out).ok().map(|m| Kind::of(&m)).filter(|k| *k != Kind::Directory)
+}
+
+/// Looks at `out/rel` (`rel` must be [`is_safe_relative`]) one component at a time.
+pub fn inspect(out: &Path, rel: &str) -> io::Result<Found> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut path = out.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(Found::Missing),
+            Err(e) => return Err(e),
+        };
+        let kind = Kind::of(&meta);
+        if i + 1 == parts.len() {
+            return Ok(if kind == Kind::File { Found::File(meta) } else { Found::Other(kind) });
+        }
+        if kind != Kind::Directory {
+            return Ok(Found::Blocked { at: parts[..=i].join("/"), kind });
+        }
+    }
+    Ok(Found::Missing)
+}
+
+/// Reads `out/rel` if it is a regular file of at most `limit` bytes.
+pub fn read(out: &Path, rel: &str, limit: u64) -> io::Result<Contents> {
+    match inspect(out, rel)? {
+        Found::Missing => Ok(Contents::Missing),
+        Found::Blocked { at, kind } => Ok(Contents::Foreign { at, kind }),
+        Found::Other(kind) => Ok(Contents::Foreign { at: rel.to_string(), kind }),
+        Found::File(_) => read_regular(&out.join(rel), limit, rel),
+    }
+}
+
+/// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
+/// the open descriptor is a regular file of at most `limit` bytes.
+pub fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
+    let file = match open_nofollow(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Contents::Missing),
+        // ELOOP: the final component became a symlink.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    let kind = Kind::of(&meta);
+    if kind != Kind::File {
+        return Ok(Contents::Foreign { at: rel.to_string(), kind });
+    }
+    if meta.len() > limit {
+        return Ok(Contents::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(Contents::TooLarge(bytes.len() as u64));
+    }
+    Ok(Contents::Bytes(bytes))
+}
+
+/// `open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)`.
+pub fn open_nofollow(path: &Path) -> io::Result<File> {
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_relative_paths() {
+        for ok in ["report.json", "context/a/skills/x.md", "a..b/c"] {
+            assert!(is_safe_relative(ok), "{ok}");
+        }
+        for bad in ["", "/abs", "a//b", "a/./b", "a/..", "../x", "a/", "skills/api.md/.", "a\\b", "a\0b"] {
+            assert!(!is_safe_relative(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn nothing_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(dir.path().join("secret"), "TOKEN").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), out.join("report.json")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), out.join("context")).unwrap();
+        fs::create_dir(out.join("dir")).unwrap();
+        assert!(matches!(read(&out, "report.json", 100).unwrap(), Contents::Foreign { kind: Kind::Symlink, .. }));
+        match read(&out, "context/secret", 100).unwrap() {
+            Contents::Foreign { at, kind: Kind::Symlink } => assert_eq!(at, "context"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(read(&out, "dir", 100).unwrap(), Contents::Foreign { kind: Kind::Directory, .. }));
+        assert!(matches!(read(&out, "missing/x", 100).unwrap(), Contents::Missing));
+        fs::write(out.join("big"), vec![b'x'; 101]).unwrap();
+        assert!(matches!(read(&out, "big", 100).unwrap(), Contents::TooLarge(101)));
+    }
+
+    #[test]
+    fn a_fifo_is_never_opened_for_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(read(dir.path(), "f", 100).unwrap(), Contents::Foreign { kind: Kind::Fifo, .. }));
+    }
+}
