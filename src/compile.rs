@@ -221,7 +221,7 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
     let name = crate::source::fs::relative_name(pod_dir, &std::path::absolute(&path).unwrap_or(path.clone()));
     let file_env = match read_text(&path, &name) {
         Ok(text) => {
-            let id = sources.add(name, text);
+            let id = sources.add_sensitive(name, text);
             let (env, ds) = parse_dotenv(id, sources.get(id));
             diags.extend(ds);
             env
@@ -285,8 +285,10 @@ fn describe_all(
             let text = &sources.get(file).text;
             let (a, b) = locate(text, &[Seg::Key("skill".into())]);
             let loc = Loc { file, span: sources.get(file).span(a, b) };
-            match crate::source::read_skill(&loaded, s, pod_dir, log) {
-                Ok((source, text)) => Some(Skill { name: project::context_md::basename(s).to_string(), source, text }),
+            match skill_name(s)
+                .and_then(|name| crate::source::read_skill(&loaded, s, pod_dir, log).map(|(source, text)| (name, source, text)))
+            {
+                Ok((name, source, text)) => Some(Skill { name, source, text }),
                 Err(d) => {
                     diags.push(d.at(loc));
                     None
@@ -310,13 +312,26 @@ fn emitted_skill(
     diags: &mut Diagnostics,
 ) -> Option<Skill> {
     let raw = facts.label(crate::image::SKILL_EMIT_LABEL)?;
-    match crate::source::image_file(facts, raw, Some(crate::image::SKILL_EMIT_LABEL), log) {
-        Ok((source, text)) => Some(Skill { name: project::context_md::basename(raw).to_string(), source, text }),
+    match skill_name(raw).and_then(|name| {
+        crate::source::image_file(facts, raw, Some(crate::image::SKILL_EMIT_LABEL), log).map(|(source, text)| (name, source, text))
+    }) {
+        Ok((name, source, text)) => Some(Skill { name, source, text }),
         Err(d) => {
             diags.push(d.at_opt(service.image.as_ref().map(|i| i.loc)));
             None
         }
     }
+}
+
+/// The file name a skill is written under (`context/<agent>/skills/<name>`): the last
+/// component of its path, which must be a plain name.
+fn skill_name(path: &str) -> Result<String, Diagnostic> {
+    let name = project::context_md::basename(path);
+    if crate::output::disk::is_safe_relative(name) && !name.contains('/') {
+        return Ok(name.to_string());
+    }
+    Err(Diagnostic::error(source_diags::INVALID_SKILL_NAME, format!("skill path \"{path}\" does not end in a file name"))
+        .help("name the skill file itself, e.g. skills/api.md"))
 }
 
 /// Reads the images the pod names from the `--images` sources (the I/O edge).

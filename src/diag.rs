@@ -140,11 +140,15 @@ impl Diagnostic {
         }
     }
 
-    /// A miette report that draws the offending span of the file.
+    /// A miette report that draws the offending span of the file (for a file holding
+    /// secrets, only its name and line: a snippet would print neighbouring tokens).
     pub fn to_report(&self, sources: &SourceMap) -> miette::Report {
         let mut labels = Vec::new();
         let mut src = None;
-        if let Some(loc) = self.loc {
+        let mut message = self.message.clone();
+        if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive) {
+            message = format!("{message}\n  at {}:{}", sources.name(loc.file), loc.span.line);
+        } else if let Some(loc) = self.loc {
             let file = sources.get(loc.file);
             src = Some(miette::NamedSource::new(file.name.clone(), file.text.to_string()));
             if loc.span != Span::FILE || !file.text.is_empty() {
@@ -156,7 +160,7 @@ impl Diagnostic {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         };
-        let mut diag = miette::MietteDiagnostic::new(self.message.clone()).with_code(self.code).with_severity(severity).with_labels(labels);
+        let mut diag = miette::MietteDiagnostic::new(message).with_code(self.code).with_severity(severity).with_labels(labels);
         if let Some(help) = &self.help {
             diag = diag.with_help(help.clone());
         }

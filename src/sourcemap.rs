@@ -37,6 +37,8 @@ pub struct SourceFile {
     /// Path relative to the pod directory, `/`-separated (used in artifacts).
     pub name: String,
     pub text: Arc<str>,
+    /// Holds secret values (`.env`): diagnostics point at a line, never quote it.
+    pub sensitive: bool,
 }
 
 impl SourceFile {
@@ -67,8 +69,15 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
-        self.files.push(SourceFile { name: name.into(), text: text.into() });
+        self.files.push(SourceFile { name: name.into(), text: text.into(), sensitive: false });
         FileId(self.files.len() as u32 - 1)
+    }
+
+    /// Adds a file that holds secret values (see [`SourceFile::sensitive`]).
+    pub fn add_sensitive(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
+        let id = self.add(name, text);
+        self.files[id.0 as usize].sensitive = true;
+        id
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {

@@ -45,6 +45,9 @@ enum Secrets {
 }
 
 pub fn run(args: CompileArgs) -> i32 {
+    if !args.check {
+        clawc::output::write::watch_signals();
+    }
     let secrets = match args.secrets {
         Secrets::Redact => SecretMode::Redact,
         Secrets::Inline => SecretMode::Inline,
@@ -121,6 +124,7 @@ fn summary(
                 "{line}{}",
                 if warnings > 0 { format!(" ({warnings} warning{})", if warnings == 1 { "" } else { "s" }) } else { String::new() }
             ),
+            None if errors == 0 => eprintln!("error: the compiled tree was not written (see above)"),
             None => eprintln!("error: compile failed with {errors} error{}; nothing was written", if errors == 1 { "" } else { "s" }),
         },
         Format::Json => {

@@ -63,7 +63,10 @@ pub enum Found {
     /// Something that is not a regular file at the path itself.
     Other(Kind),
     /// A component on the way (`at`, output-relative) is not a directory.
-    Blocked { at: String, kind: Kind },
+    Blocked {
+        at: String,
+        kind: Kind,
+    },
 }
 
 /// The contents of an entry, read without following anything.
@@ -74,7 +77,10 @@ pub enum Contents {
     /// A regular file larger than the limit: not read.
     TooLarge(u64),
     /// Not a regular file (or blocked on the way): never read.
-    Foreign { at: String, kind: Kind },
+    Foreign {
+        at: String,
+        kind: Kind,
+    },
 }
 
 /// Whether `p` is a `/`-separated relative path of plain names: no empty, `.` or `..`

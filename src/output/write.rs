@@ -105,8 +105,9 @@ fn check_names(artifacts: &ArtifactSet) -> Result<(), Diagnostic> {
     for rel in artifacts.0.keys() {
         let first = rel.split('/').next().unwrap_or_default();
         if !is_safe_relative(rel) || [STAGE, LEGACY_MANIFEST].contains(&first) {
-            return Err(Diagnostic::error(codes::INVALID_NAME, format!("refusing to write the output path {rel:?}"))
-                .help("output paths are built from service, agent and skill names; rename the one that contains `.`, `..`, `/` or an empty part"));
+            return Err(Diagnostic::error(codes::INVALID_NAME, format!("refusing to write the output path {rel:?}")).help(
+                "output paths are built from service, agent and skill names; rename the one that contains `.`, `..`, `/` or an empty part",
+            ));
         }
     }
     Ok(())
@@ -217,8 +218,11 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
                 journal.deletes.push((rel.clone(), sha256_hex(&b)));
             }
             _ => summary.warnings.push(
-                Diagnostic::warning(codes::KEPT, format!("left `{rel}` in place: clawc no longer writes it, but it is not the file clawc wrote"))
-                    .help("it was edited or replaced after the last compile; delete it yourself if it is not needed"),
+                Diagnostic::warning(
+                    codes::KEPT,
+                    format!("left `{rel}` in place: clawc no longer writes it, but it is not the file clawc wrote"),
+                )
+                .help("it was edited or replaced after the last compile; delete it yourself if it is not needed"),
             ),
         }
     }
@@ -368,8 +372,10 @@ fn remove_empty_parents(out: &Path, rel: &str) {
 }
 
 /// SIGINT, SIGTERM and SIGHUP set the returned flag instead of killing the process, so a
-/// write can stop cleanly while staging. Registered once per process.
-fn watch_signals() -> Arc<AtomicBool> {
+/// compile stops cleanly before its commit point (exit 3, nothing written, staging
+/// removed) and completes its write after it. Registered once per process; `compile`
+/// calls it first thing so an interruption at any time is handled.
+pub fn watch_signals() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));

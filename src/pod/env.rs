@@ -82,7 +82,10 @@ pub fn parse_dotenv(file: FileId, src: &SourceFile) -> (Env, Vec<Diagnostic>) {
     let mut vars = BTreeMap::new();
     let mut diags = Vec::new();
     let mut offset = 0;
-    for raw in src.text.split_inclusive('\n') {
+    // A UTF-8 byte order mark is not part of the first key (editors on Windows add one).
+    let text = src.text.strip_prefix('\u{feff}').unwrap_or(&src.text);
+    offset += src.text.len() - text.len();
+    for raw in text.split_inclusive('\n') {
         let start = offset;
         offset += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']).trim();

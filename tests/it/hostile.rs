@@ -1,1 +1,336 @@
-//! (filled in by the hostile-input work, issue 8)
+//! Hostile trees and names: what a pull request can commit into the compiled tree, and
+//! what it can make clawc do with it. Each test asserts a promise of docs/security.md:
+//! no secret printed, nothing outside `--out` touched, the previous tree intact after a
+//! failure, no foreign file replaced or deleted.
+
+use super::harness::{Pod, Run, clawc, http_descriptor, tree};
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+const CANARY: &str = "CANARY-4f1d9c-do-not-print";
+
+fn pod() -> Pod {
+    let desc = http_descriptor(&["a", "b"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    Pod::new("services:\n  bot:\n    environment: [API_TOKEN]\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+}
+
+/// `clawc <args>` in the pod directory, human output.
+fn human(pod: &Pod, args: &[&str]) -> Run {
+    let o = clawc().current_dir(pod.dir.path()).args(args).output().unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    }
+}
+
+fn assert_silent_about(run: &Run, secret: &str) {
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret), "printed {secret:?}:\n{}\n{}", run.stdout, run.stderr);
+}
+
+fn compiled(pod: &Pod) -> std::collections::BTreeMap<String, Vec<u8>> {
+    assert_eq!(pod.compile(&[]).code, 0);
+    tree(&pod.path("out"))
+}
+
+#[test]
+fn check_never_reads_through_a_symlink_a_fifo_or_a_directory() {
+    let pod = pod();
+    compiled(&pod);
+    let outside = pod.path("environ");
+    std::fs::write(&outside, format!("GITHUB_TOKEN={CANARY}\n")).unwrap();
+    std::fs::remove_file(pod.path("out/report.json")).unwrap();
+    symlink(&outside, pod.path("out/report.json")).unwrap();
+    // A symlinked directory on the way, and a FIFO (reading it would hang).
+    std::fs::create_dir(pod.path("elsewhere")).unwrap();
+    std::fs::write(pod.path("elsewhere/CLAWDAPUS.md"), CANARY).unwrap();
+    std::fs::rename(pod.path("out/context/bot"), pod.path("bot-moved")).unwrap();
+    symlink(pod.path("elsewhere"), pod.path("out/context/bot")).unwrap();
+    std::fs::remove_file(pod.path("out/clawc.lock")).unwrap();
+    let c = std::ffi::CString::new(pod.path("out/clawc.lock").into_os_string().into_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for format in ["human", "json"] {
+        let run = human(&pod, &["compile", "claw-pod.yml", "-o", "out", "--check", "--diff", "full", "--format", format]);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert_silent_about(&run, CANARY);
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            let files = doc["files"].as_array().unwrap();
+            let report = files.iter().find(|f| f["path"] == "report.json").unwrap();
+            assert_eq!(report["change"], "update");
+            assert!(report["diff"].as_str().unwrap().contains("(a symlink; not read)"), "{report}");
+            let md = files.iter().find(|f| f["path"] == "context/bot/CLAWDAPUS.md").unwrap();
+            assert!(md["diff"].as_str().unwrap().contains("a symlink at `context/bot`"), "{md}");
+        }
+    }
+}
+
+#[test]
+fn writes_never_follow_a_symlink_in_out() {
+    let pod = pod();
+    compiled(&pod);
+    std::fs::create_dir(pod.path("elsewhere")).unwrap();
+    std::fs::remove_dir_all(pod.path("out/context")).unwrap();
+    symlink("../elsewhere", pod.path("out/context")).unwrap();
+    let before = tree(&pod.path("out"));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    run.assert_error("clawc::output::not_a_directory", "is a symlink where clawc needs a directory");
+    assert!(std::fs::read_dir(pod.path("elsewhere")).unwrap().next().is_none(), "wrote through the symlink");
+    assert_eq!(tree(&pod.path("out")), before);
+    // The output directory itself may not be a symlink either.
+    std::fs::remove_dir_all(pod.path("out")).unwrap();
+    symlink(pod.path("elsewhere"), pod.path("out")).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 3);
+    run.assert_error("clawc::output::not_a_directory", "is a symlink");
+    assert!(std::fs::read_dir(pod.path("elsewhere")).unwrap().next().is_none());
+}
+
+/// Edits the lock of `out` to claim `path` with `sha256`.
+fn claim(pod: &Pod, path: &str, sha256: &str) {
+    let lock_path = pod.path("out/clawc.lock");
+    let mut lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
+    lock["outputs"].as_array_mut().unwrap().push(serde_json::json!({ "path": path, "sha256": sha256 }));
+    std::fs::write(lock_path, serde_json::to_vec(&lock).unwrap()).unwrap();
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[test]
+fn a_forged_lock_cannot_delete_foreign_files() {
+    let pod = pod();
+    compiled(&pod);
+    // A file the lock claims with a hash it does not have: kept.
+    std::fs::write(pod.path("out/NOTES.md"), "my notes").unwrap();
+    claim(&pod, "NOTES.md", &sha256(b"something else"));
+    // A key behind a symlinked directory, claimed with its true hash: never reached.
+    std::fs::create_dir(pod.path("ssh")).unwrap();
+    std::fs::write(pod.path("ssh/id_ed25519"), "KEY").unwrap();
+    symlink(pod.path("ssh"), pod.path("out/ssh")).unwrap();
+    claim(&pod, "ssh/id_ed25519", &sha256(b"KEY"));
+    // An entry that climbs out of --out.
+    std::fs::write(pod.path("victim"), "V").unwrap();
+    claim(&pod, "../victim", &sha256(b"V"));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    run.assert_error("clawc::output::kept_modified", "NOTES.md");
+    assert_eq!(pod.read("out/NOTES.md"), "my notes");
+    assert_eq!(pod.read("ssh/id_ed25519"), "KEY");
+    assert_eq!(pod.read("victim"), "V");
+}
+
+#[test]
+fn an_out_holding_files_clawc_did_not_write_is_refused() {
+    let pod = pod();
+    std::fs::write(pod.path("report.json"), "{\"mine\": true}").unwrap();
+    let before = tree(pod.dir.path());
+    let run = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", ".", "--format", "json"]).output().unwrap();
+    assert_eq!(run.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("clawc::output::not_owned"));
+    assert_eq!(tree(pod.dir.path()), before, "something was written");
+}
+
+#[test]
+fn a_blocked_write_leaves_the_previous_tree_byte_identical() {
+    let pod = pod();
+    let before = compiled(&pod);
+    // A non-empty directory where a new file goes, and a rename of the agent, so the
+    // compile would write several files and delete others.
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    std::fs::create_dir_all(pod.path("out/context/robot/tools.json/x")).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    run.assert_error("clawc::output::not_owned", "is a directory");
+    let mut after = tree(&pod.path("out"));
+    assert!(after.remove("context/robot/tools.json/x").is_none());
+    assert_eq!(after, before);
+    assert!(!pod.path("out/.clawc-stage").exists());
+}
+
+#[test]
+fn an_unsafe_skill_name_is_refused_before_anything_is_written() {
+    let desc = http_descriptor(&["a"]).replace("\"description\":\"svc\"", "\"description\":\"svc\",\"skill\":\"skills/api.md/.\"");
+    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file("api/skills/api.md", "# skill");
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    run.assert_error("clawc::source::invalid_skill_name", "skills/api.md/.");
+    assert!(!pod.out_exists());
+}
+
+fn big_pod(agents: usize) -> Pod {
+    let desc = http_descriptor(&["a", "b", "c"]);
+    Pod::new(&format!(
+        "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      count: {agents}\n      tools: [api]\n  api:\n    build: ./api\n"
+    ))
+    .file("api/.claw-describe.json", &desc)
+}
+
+fn compile_other(pod: &Pod, out: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let o = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", out]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    tree(&pod.path(out))
+}
+
+#[test]
+fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
+    let pod = big_pod(150);
+    let old = compile_other(&pod, "out");
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: a}]"))
+        .unwrap();
+    let new = compile_other(&pod, "reference");
+    assert_ne!(old, new);
+    let mut outcomes = std::collections::BTreeSet::new();
+    for (i, delay_ms) in [0u64, 5, 10, 20, 30, 45, 60, 80, 120].into_iter().enumerate() {
+        // Back to the old tree, then interrupt a compile of the new pod.
+        if tree(&pod.path("out")) != old {
+            std::fs::remove_dir_all(pod.path("out")).unwrap();
+            copy_tree(&old, &pod.path("out"));
+        }
+        let signal = if i % 2 == 0 { libc::SIGTERM } else { libc::SIGINT };
+        let mut child = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        let now = tree(&pod.path("out"));
+        assert!(!pod.path("out/.clawc-stage").exists(), "staging left behind after delay {delay_ms}");
+        match status.code() {
+            Some(0) => assert!(now == new, "exit 0 but not the new tree"),
+            Some(3) => assert!(now == old, "exit 3 but the old tree changed (delay {delay_ms})"),
+            // Killed before clawc installed its handler (process start).
+            None => assert!(now == old),
+            other => panic!("unexpected exit {other:?}"),
+        }
+        outcomes.insert(status.code());
+    }
+    assert!(outcomes.contains(&Some(3)), "no interruption was handled: {outcomes:?}");
+}
+
+#[test]
+fn a_killed_write_is_completed_or_rolled_back_by_the_next_run() {
+    let pod = big_pod(150);
+    let old = compile_other(&pod, "out");
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: b}]"))
+        .unwrap();
+    let new = compile_other(&pod, "reference");
+    for delay_ms in [0u64, 10, 25, 50, 75, 100] {
+        std::fs::remove_dir_all(pod.path("out")).unwrap();
+        copy_tree(&old, &pod.path("out"));
+        let mut child = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        child.wait().unwrap();
+        // Whatever was left, the next run ends with exactly the new tree and no staging.
+        assert_eq!(compile_other(&pod, "out"), new, "delay {delay_ms}");
+        assert!(!pod.path("out/.clawc-stage").exists());
+    }
+}
+
+#[test]
+fn concurrent_compiles_into_one_out_leave_one_whole_tree() {
+    let a = big_pod(60);
+    let reference_a = compile_other(&a, "ref");
+    std::fs::write(a.path("other.yml"), a.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: c}]")).unwrap();
+    let o = clawc().current_dir(a.dir.path()).args(["compile", "other.yml", "-o", "ref-b"]).output().unwrap();
+    assert!(o.status.success());
+    let reference_b = tree(&a.path("ref-b"));
+    for _ in 0..4 {
+        let spawn = |pod: &str| clawc().current_dir(a.dir.path()).args(["compile", pod, "-o", "out"]).spawn().unwrap();
+        let (mut x, mut y) = (spawn("claw-pod.yml"), spawn("other.yml"));
+        assert!(x.wait().unwrap().success() && y.wait().unwrap().success());
+        let now = tree(&a.path("out"));
+        assert!(now == reference_a || now == reference_b, "a tree mixed from two pods");
+    }
+}
+
+fn copy_tree(files: &std::collections::BTreeMap<String, Vec<u8>>, to: &Path) {
+    for (rel, bytes) in files {
+        let p = to.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+}
+
+/// A pod whose service description copies the token value (a leak), with `token`.
+fn leaky(token: &str) -> Pod {
+    let desc = http_descriptor(&["a"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}")
+        .replace("\"does a\"", &serde_json::json!(format!("uses {token}")).to_string());
+    Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file(".env", &format!("API_TOKEN='{token}'\n"))
+}
+
+#[test]
+fn the_leak_scan_sees_escaped_tokens() {
+    for token in ["tok&secret-0123", "tok<secret>0123", "tok\"secret\\0123"] {
+        let pod = leaky(token);
+        let run = pod.compile(&[]);
+        assert_eq!(run.code, 2, "{token}: {}", run.stdout);
+        run.assert_error("clawc::secrets::leak", "API_TOKEN");
+        assert!(!pod.out_exists(), "{token}: written");
+        assert_silent_about(&run, token);
+    }
+}
+
+#[test]
+fn diffs_mask_short_and_escaped_tokens() {
+    for token in ["ab&c", "x<y>z\"q", "tok&secret-0123"] {
+        let desc = http_descriptor(&["a"])
+            .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+        let pod = Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+            .file("api/.claw-describe.json", &desc)
+            .file(".env", &format!("API_TOKEN='{token}'\n"));
+        assert_eq!(pod.compile(&["--secrets", "inline"]).code, 0);
+        let escaped = serde_json::to_string(token).unwrap();
+        let go = escaped.trim_matches('"').replace('&', "\\u0026").replace('<', "\\u003c").replace('>', "\\u003e");
+        for format in ["human", "json"] {
+            let run = human(&pod, &["compile", "claw-pod.yml", "-o", "out", "--check", "--diff", "full", "--format", format]);
+            assert_eq!(run.code, 1, "{}", run.stdout);
+            for form in [token, escaped.trim_matches('"'), go.as_str()] {
+                assert_silent_about(&run, form);
+            }
+        }
+    }
+}
+
+#[test]
+fn dotenv_diagnostics_never_quote_the_file() {
+    let pod = pod().file(".env", &format!("\u{feff}API_TOKEN={CANARY}\nthis line is broken\nOTHER={CANARY}2\n"));
+    let run = human(&pod, &["compile", "claw-pod.yml", "-o", "out"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("clawc::pod::env") || run.stderr.contains(".env:2"), "{}", run.stderr);
+    assert!(run.stderr.contains(".env:2"), "{}", run.stderr);
+    assert_silent_about(&run, CANARY);
+    assert!(!run.stderr.contains("API_TOKEN` is not"), "the BOM made the first key invalid: {}", run.stderr);
+}
+
+#[test]
+fn the_lock_of_an_inline_tree_is_no_oracle() {
+    let pod = pod().file(".env", "API_TOKEN=tok-0123456789\n");
+    std::fs::write(
+        pod.path("claw-pod.yml"),
+        pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}"),
+    )
+    .unwrap();
+    assert_eq!(pod.compile(&["--secrets", "inline"]).code, 0);
+    let inline = std::fs::read(pod.path("out/context/bot/tools.json")).unwrap();
+    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
+    let recorded = lock["outputs"].as_array().unwrap().iter().find(|o| o["path"] == "context/bot/tools.json").unwrap()["sha256"].clone();
+    assert_ne!(recorded, sha256(&inline), "the lock confirms the inline token");
+    let redacted = String::from_utf8(inline).unwrap().replace("tok-0123456789", "${API_TOKEN}");
+    assert_eq!(recorded, sha256(redacted.as_bytes()));
+    let mode = std::fs::metadata(pod.path("out/clawc.lock")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Going back to redact deletes nothing it should not and rewrites the token files.
+    assert_eq!(pod.compile(&[]).code, 0);
+    assert!(pod.read("out/context/bot/tools.json").contains("${API_TOKEN}"));
+}
