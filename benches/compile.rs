@@ -70,7 +70,7 @@ fn once(pod_dir: &Path, write: bool) -> Duration {
     let compiled = clawc::compile(&opts);
     let artifacts = compiled.artifacts.as_ref().unwrap_or_else(|| panic!("bench pod failed: {:?}", compiled.diagnostics.0.first()));
     if write {
-        clawc::output::write::write_tree(out.path(), artifacts).unwrap();
+        clawc::output::write::write_tree(out.path(), artifacts, &compiled.secrets).unwrap();
     }
     start.elapsed()
 }

@@ -14,7 +14,7 @@ use crate::output::ArtifactSet;
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
 use crate::registry::{Described, Registry, Skill};
-use crate::source::fs::{ReadError, read_text};
+use crate::source::fs::{InputRoot, ReadError, read_text};
 use crate::source::record::InputLog;
 use crate::source::{Request, Sources, diags as source_diags};
 use crate::sourcemap::{Loc, SourceMap};
@@ -41,6 +41,9 @@ pub struct Options {
     pub image_cache: Cache,
     /// Images read at once (0: the default, 8).
     pub image_jobs: usize,
+    /// `--root`: where inputs must resolve (`None`: the pod's git work tree, else its
+    /// directory).
+    pub root: Option<PathBuf>,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -112,7 +115,7 @@ pub struct Built {
 
 fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
-    let log = InputLog::default();
+    let log = InputLog::new(input_root(opts, diags)?);
     let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
     let text = match log.read(&opts.pod, &pod_name, "pod") {
         Ok(t) => t,
@@ -187,6 +190,21 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     Some(built)
 }
 
+/// The input root: `--root` (which must exist) or the one discovered from the pod.
+pub fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> {
+    let Some(dir) = &opts.root else { return Some(InputRoot::discover(&pod_dir(&opts.pod))) };
+    match InputRoot::new(dir) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(source_diags::MISSING, format!("--root `{}`: {e}", dir.display()))
+                    .help("pass an existing directory that holds the pod and its inputs"),
+            );
+            None
+        }
+    }
+}
+
 /// The variables a compile sees: the `.env` file (default `<pod dir>/.env`) overlaid by
 /// the process environment. Diagnostics about the `.env` file are dropped here; the
 /// compile reports them.
@@ -197,7 +215,8 @@ pub fn environment(opts: &Options) -> Env {
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
 /// (redact mode only), in the environment `env` (see [`environment`]).
 pub fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
-    crate::lock::replay(out, &pod_dir(&opts.pod), env, opts.secrets, &images_setting(opts))
+    let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
+    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, opts.secrets, &images_setting(opts))
 }
 
 /// Whether images were read, as the lock records it (`none` or `read`): a tree compiled
@@ -219,7 +238,9 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
         None => (pod_dir.join(".env"), false),
     };
     let name = crate::source::fs::relative_name(pod_dir, &std::path::absolute(&path).unwrap_or(path.clone()));
-    let file_env = match read_text(&path, &name) {
+    // The default .env is part of the checkout (confined); --env-file is the operator's.
+    let root = if explicit { None } else { input_root(opts, &mut Diagnostics::default()) };
+    let file_env = match read_text(root.as_ref(), &path, &name) {
         Ok(text) => {
             let id = sources.add_sensitive(name, text);
             let (env, ds) = parse_dotenv(id, sources.get(id));

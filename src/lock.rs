@@ -117,7 +117,7 @@ pub enum Replay {
 }
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
-pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode, images: &str) -> Replay {
+pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, mode: SecretMode, images: &str) -> Replay {
     if disk::not_a_directory(out).is_some() {
         return Replay::Unknown;
     }
@@ -136,7 +136,14 @@ pub fn replay(out: &Path, pod_dir: &Path, env: &Env, mode: SecretMode, images: &
         return Replay::Unknown;
     }
     for input in &lock.inputs {
-        let now = std::fs::read(crate::source::fs::normalize(&pod_dir.join(&input.path))).ok().map(|b| sha256_hex(&b));
+        // The lock is untrusted too: its paths are read as inputs are (confined, regular,
+        // bounded); anything else means "compile and see".
+        let path = crate::source::fs::normalize(&pod_dir.join(&input.path));
+        let now = match crate::source::fs::read_text(Some(root), &path, &input.path) {
+            Ok(text) => Some(sha256_hex(text.as_bytes())),
+            Err(crate::source::fs::ReadError::Missing) => None,
+            Err(_) => return Replay::Unknown,
+        };
         if now != input.sha256 {
             return Replay::Unknown;
         }

@@ -158,6 +158,9 @@ fn fix_command(args: &CompileArgs) -> String {
     if let Some(e) = &args.input.env_file {
         cmd.extend(["--env-file".to_string(), shell_word(&e.display().to_string())]);
     }
+    if let Some(r) = &args.input.root {
+        cmd.extend(["--root".to_string(), shell_word(&r.display().to_string())]);
+    }
     for (svc, path) in &args.input.descriptor {
         cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
     }

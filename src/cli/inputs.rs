@@ -24,6 +24,9 @@ pub struct PodArgs {
     /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR)
     #[arg(long)]
     pub no_cache: bool,
+    /// Inputs must resolve inside this directory (symlinks followed) [default: the git work tree holding the pod, else the pod's directory]
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// How many images are inspected and read at once
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub image_jobs: u16,
@@ -60,6 +63,7 @@ impl PodArgs {
             images,
             image_cache: if self.no_cache { Cache::default() } else { Cache::user() },
             image_jobs: self.image_jobs.into(),
+            root: self.root.clone(),
         })
     }
 

@@ -11,3 +11,4 @@ pub const STALE_SNAPSHOT: &str = "clawc::source::stale_snapshot";
 pub const UNKNOWN_SERVICE: &str = "clawc::source::unknown_service";
 pub const SKILL_NOT_FOUND: &str = "clawc::source::skill_not_found";
 pub const INVALID_SKILL_NAME: &str = "clawc::source::invalid_skill_name";
+pub const INVALID_PATH: &str = "clawc::source::invalid_path";

@@ -15,23 +15,61 @@ pub enum ReadError {
     Io(Diagnostic),
 }
 
-/// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`]. `name` is how diagnostics call it.
-pub fn read_text(path: &Path, name: &str) -> Result<String, ReadError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
+/// The directory every input must resolve inside (after following symlinks): by default
+/// the git work tree that holds the pod, else the pod's directory; `--root` sets it. In CI
+/// the pod is as untrusted as everything else, so `describe-file: /home/runner/.ssh/id_rsa`
+/// or a committed symlink to `/proc/self/environ` is refused before it is opened.
+#[derive(Clone, Debug)]
+pub struct InputRoot {
+    real: PathBuf,
+}
+
+impl InputRoot {
+    /// `dir`, which must exist.
+    pub fn new(dir: &Path) -> std::io::Result<Self> {
+        Ok(InputRoot { real: dir.canonicalize()? })
+    }
+
+    /// The git work tree holding `pod_dir` (the nearest ancestor with a `.git` entry), else
+    /// `pod_dir` itself.
+    pub fn discover(pod_dir: &Path) -> Self {
+        let real = pod_dir.canonicalize().unwrap_or_else(|_| pod_dir.to_path_buf());
+        let top = real.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(&real).to_path_buf();
+        InputRoot { real: top }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.real
+    }
+}
+
+/// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`]. `name` is how diagnostics call
+/// it. With a `root`, the path must resolve inside it. Only a regular file is read (a
+/// FIFO, a device or `/dev/zero` is refused by type, never opened for reading), through a
+/// reader that stops at the limit whatever size the file claims.
+pub fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<String, ReadError> {
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        let d = Diagnostic::error(diags::INVALID_PATH, format!("the path of `{}` contains a NUL byte", name.replace('\0', "\\0")))
+            .help("a file name cannot contain NUL; fix the path");
+        return Err(ReadError::Invalid(d));
+    }
+    let real = match path.canonicalize() {
+        Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            let d = Diagnostic::error(diags::PATH_ESCAPE, format!("`{name}` is a symlink loop")).help("point at a real file");
+            return Err(ReadError::Invalid(d));
+        }
         Err(e) => return Err(ReadError::Io(io_error(name, &e))),
     };
-    if meta.is_dir() {
-        let d = Diagnostic::error(diags::NOT_A_FILE, format!("`{name}` is a directory, not a file")).help("point at the file itself");
+    if let Some(root) = root
+        && !real.starts_with(&root.real)
+    {
+        let d = Diagnostic::error(diags::PATH_ESCAPE, format!("`{name}` resolves outside the input root `{}`", root.real.display()))
+            .help("inputs are read only inside the repository that holds the pod; move the file in, or widen the root with --root DIR");
         return Err(ReadError::Invalid(d));
     }
-    if meta.len() > MAX_INPUT_BYTES {
-        let d = Diagnostic::error(diags::TOO_LARGE, format!("`{name}` is {} bytes; the limit is {MAX_INPUT_BYTES}", meta.len()))
-            .help("inputs this large are not pod configuration; check the path");
-        return Err(ReadError::Invalid(d));
-    }
-    let bytes = std::fs::read(path).map_err(|e| ReadError::Io(io_error(name, &e)))?;
+    let bytes = read_regular(&real, name)?;
     String::from_utf8(bytes).map_err(|e| {
         let d = Diagnostic::error(
             diags::NOT_UTF8,
@@ -40,6 +78,25 @@ pub fn read_text(path: &Path, name: &str) -> Result<String, ReadError> {
         .help("save the file as UTF-8");
         ReadError::Invalid(d)
     })
+}
+
+/// Reads `real` (a path without symlinks) if it is a regular file within the size limit.
+fn read_regular(real: &Path, name: &str) -> Result<Vec<u8>, ReadError> {
+    use crate::output::disk::{Contents, read_regular};
+    let found = read_regular(real, MAX_INPUT_BYTES, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
+    match found {
+        Contents::Bytes(b) => Ok(b),
+        Contents::Missing => Err(ReadError::Missing),
+        Contents::TooLarge(n) => Err(ReadError::Invalid(
+            Diagnostic::error(diags::TOO_LARGE, format!("`{name}` is at least {n} bytes; the limit is {MAX_INPUT_BYTES}"))
+                .help("inputs this large are not pod configuration; check the path"),
+        )),
+        Contents::Foreign { kind, .. } => {
+            let d = Diagnostic::error(diags::NOT_A_FILE, format!("`{name}` is {}, not a regular file", kind.describe()))
+                .help("point at the file itself");
+            Err(ReadError::Invalid(d))
+        }
+    }
 }
 
 pub fn io_error(name: &str, e: &std::io::Error) -> Diagnostic {

@@ -126,7 +126,12 @@ impl Sources {
 fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
     let pod_dir = req.pod_dir;
     let name = fs::relative_name(pod_dir, path);
-    match req.log.read(path, &name, "descriptor") {
+    let read = if kind == OriginKind::CommandLine {
+        req.log.read_trusted(path, &name, "descriptor")
+    } else {
+        req.log.read(path, &name, "descriptor")
+    };
+    match read {
         Ok(text) => Ok(Some(Loaded {
             kind,
             name,
@@ -246,7 +251,14 @@ impl DescriptorSource for BuildContext {
                     .help("a label path names a file inside the build context, e.g. /service.claw-describe.json"),
                 ]
             })?,
-            None => context.join(".claw-describe.json"),
+            // The implicit file is confined to the context as a label path is.
+            None => fs::contained(&context, ".claw-describe.json").map_err(|why| {
+                vec![
+                    Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": .claw-describe.json: {why}", req.service.name))
+                        .at(build.loc)
+                        .help("the build context's descriptor must be a file inside the context"),
+                ]
+            })?,
         };
         let name = fs::relative_name(req.pod_dir, &path);
         match req.log.read(&path, &name, "descriptor") {

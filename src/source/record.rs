@@ -20,6 +20,8 @@ pub struct InputEntry {
 #[derive(Debug, Default)]
 pub struct InputLog {
     entries: RefCell<BTreeMap<String, InputEntry>>,
+    /// Where every input named by the pod, a descriptor or a label must resolve.
+    root: Option<fs::InputRoot>,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -27,9 +29,25 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl InputLog {
-    /// Reads `path` (called `name`, pod-relative) and records what was found.
+    /// A log whose reads are confined to `root`.
+    pub fn new(root: fs::InputRoot) -> Self {
+        InputLog { entries: RefCell::default(), root: Some(root) }
+    }
+
+    /// Reads `path` (called `name`, pod-relative), confined to the input root, and records
+    /// what was found.
     pub fn read(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
-        let r = fs::read_text(path, name);
+        self.read_in(self.root.as_ref(), path, name, role)
+    }
+
+    /// Reads a path the operator gave on the command line (`--descriptor`): anywhere, but
+    /// still only a regular file within the size limit.
+    pub fn read_trusted(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+        self.read_in(None, path, name, role)
+    }
+
+    fn read_in(&self, root: Option<&fs::InputRoot>, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+        let r = fs::read_text(root, path, name);
         let sha256 = match &r {
             Ok(text) => Some(sha256_hex(text.as_bytes())),
             Err(ReadError::Missing) => None,

@@ -127,13 +127,29 @@ fn missing_descriptor_skill() {
 }
 
 #[test]
-fn pod_author_paths_may_leave_the_pod_directory() {
-    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ../svc\n    x-claw:\n      describe-file: ../svc/x.json\n")
-        .file("../svc/x.json", &http_descriptor(&["t"]));
+fn pod_author_paths_may_leave_the_pod_directory_but_not_the_repository() {
+    let yaml = "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ../svc\n    x-claw:\n      describe-file: ../svc/x.json\n";
+    let repo = Pod::new("").file("pods/claw-pod.yml", yaml).file("svc/x.json", &http_descriptor(&["t"]));
+    let run = |root: Option<&str>| {
+        let mut c = super::harness::clawc();
+        c.current_dir(repo.path("pods")).args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"]);
+        if let Some(r) = root {
+            c.args(["--root", r]);
+        }
+        c.output().unwrap()
+    };
+    // No repository: the root is the pod's directory, and ../svc is outside it.
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clawc::source::path_escape"));
+    assert!(!repo.path("pods/out").exists());
+    // --root widens it; so does the git work tree that holds the pod.
+    assert_eq!(run(Some("..")).status.code(), Some(0));
+    std::fs::remove_dir_all(repo.path("pods/out")).unwrap();
+    std::fs::create_dir(repo.path(".git")).unwrap();
     // describe-file makes `api` an x-claw service itself; it inherits nothing and has no tools.
-    let run = pod.compile(&[]);
-    assert_eq!(run.code, 0, "{}", run.stdout);
-    let _ = std::fs::remove_dir_all(pod.path("../svc"));
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
 }
 
 #[test]

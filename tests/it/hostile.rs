@@ -334,3 +334,131 @@ fn the_lock_of_an_inline_tree_is_no_oracle() {
     assert_eq!(pod.compile(&[]).code, 0);
     assert!(pod.read("out/context/bot/tools.json").contains("${API_TOKEN}"));
 }
+
+/// Runs `clawc <args>` in `dir`, failing the test if it takes longer than 20 s (a hang).
+fn bounded(dir: &Path, args: &[&str]) -> Run {
+    use std::io::Read;
+    let mut child =
+        clawc().current_dir(dir).args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("clawc {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    Run { code: status.code().unwrap_or(-1), stdout, stderr }
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+const DESCRIBED: &str = "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    image: api:1\n    x-claw:\n      describe-file: DESC\n";
+
+/// A repository (`.git` at its top) with the pod in `pod/`, and a canary file beside the
+/// repository that no input may reach.
+fn repo(desc_path: &str) -> (tempfile::TempDir, Pod) {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("canary.json"), format!("{{\"secret\": \"{CANARY}\"\n")).unwrap();
+    let pod = Pod::new("").file(".git/HEAD", "ref: refs/heads/main\n").file("pod/claw-pod.yml", &DESCRIBED.replace("DESC", desc_path));
+    (outer, pod)
+}
+
+#[test]
+fn inputs_stay_inside_the_repository() {
+    let (outer, pod) = repo("/dev/null");
+    let canary = outer.path().join("canary.json");
+    type Setup = Box<dyn Fn(&Pod)>;
+    let cases: Vec<(String, Setup, &str)> = vec![
+        // An absolute path out of the repository, written in the pod.
+        (canary.display().to_string(), Box::new(|_| {}), "clawc::source::path_escape"),
+        // A committed symlink leading out.
+        ("link.json".into(), Box::new(|p: &Pod| symlink(&canary, p.path("pod/link.json")).unwrap()), "clawc::source::path_escape"),
+        // A FIFO (reading it would block forever) and a device.
+        ("fifo.json".into(), Box::new(|p: &Pod| mkfifo(&p.path("pod/fifo.json"))), "clawc::source::not_a_file"),
+        ("zero.json".into(), Box::new(|p: &Pod| symlink("/dev/zero", p.path("pod/zero.json")).unwrap()), "clawc::source::path_escape"),
+        // A NUL byte in the path is invalid input, not an I/O failure.
+        ("a\\0b.json".into(), Box::new(|_| {}), "clawc::source::invalid_path"),
+        // A symlink loop.
+        ("loop.json".into(), Box::new(|p: &Pod| symlink("loop.json", p.path("pod/loop.json")).unwrap()), "clawc::source::path_escape"),
+    ];
+    for (path, setup, code) in cases {
+        let yaml = DESCRIBED.replace("DESC", &format!("\"{path}\""));
+        std::fs::write(pod.path("pod/claw-pod.yml"), yaml).unwrap();
+        setup(&pod);
+        let run = bounded(&pod.path("pod"), &["compile", "claw-pod.yml", "-o", "out", "--format", "json"]);
+        assert_eq!(run.code, 2, "{path}: {}", run.stdout);
+        run.assert_error(code, "");
+        assert_silent_about(&run, CANARY);
+        assert!(!pod.path("pod/out").exists());
+        // The human rendering quotes no source from the file either.
+        let run = bounded(&pod.path("pod"), &["compile", "claw-pod.yml", "-o", "out"]);
+        assert_silent_about(&run, CANARY);
+    }
+    // --root widens the root on purpose.
+    let yaml = DESCRIBED.replace("DESC", &canary.display().to_string());
+    std::fs::write(pod.path("pod/claw-pod.yml"), yaml).unwrap();
+    let run = bounded(&pod.path("pod"), &["compile", "claw-pod.yml", "-o", "out", "--format", "json", "--root", "/"]);
+    assert!(run.codes().iter().all(|c| c != "clawc::source::path_escape"), "{}", run.stdout);
+}
+
+#[test]
+fn the_env_file_and_the_pod_file_are_confined_too() {
+    let (outer, pod) = repo("d.json");
+    std::fs::write(outer.path().join("env"), format!("API_TOKEN={CANARY}\n")).unwrap();
+    symlink(outer.path().join("env"), pod.path("pod/.env")).unwrap();
+    let run = bounded(&pod.path("pod"), &["compile", "claw-pod.yml", "-o", "out", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    run.assert_error("clawc::source::path_escape", ".env");
+    assert_silent_about(&run, CANARY);
+    std::fs::remove_file(pod.path("pod/.env")).unwrap();
+    std::fs::rename(pod.path("pod/claw-pod.yml"), outer.path().join("claw-pod.yml")).unwrap();
+    symlink(outer.path().join("claw-pod.yml"), pod.path("pod/claw-pod.yml")).unwrap();
+    let run = bounded(&pod.path("pod"), &["compile", "claw-pod.yml", "-o", "out", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    run.assert_error("clawc::source::path_escape", "claw-pod.yml");
+}
+
+#[test]
+fn the_build_context_descriptor_may_not_lead_out_of_the_context() {
+    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("outside.json", &http_descriptor(&["t"]))
+        .file("api/Dockerfile", "FROM scratch\n");
+    symlink(pod.path("outside.json"), pod.path("api/.claw-describe.json")).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    run.assert_error("clawc::source::path_escape", ".claw-describe.json");
+    assert!(!pod.out_exists());
+}
+
+#[test]
+fn a_hostile_lock_cannot_make_check_hang_or_read_outside() {
+    let pod = pod();
+    compiled(&pod);
+    mkfifo(&pod.path("fifo"));
+    let lock_path = pod.path("out/clawc.lock");
+    let mut lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
+    for p in ["fifo", "/dev/zero", "../../../../../../proc/self/environ"] {
+        lock["inputs"].as_array_mut().unwrap().push(serde_json::json!({ "path": p, "role": "pod", "sha256": null }));
+    }
+    std::fs::write(&lock_path, serde_json::to_vec(&lock).unwrap()).unwrap();
+    let run = bounded(pod.dir.path(), &["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"]);
+    // The forged lock is not believed: the check compiles and finds the lock itself differs.
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["answered_by"], "compile");
+    // A committed lock that is a FIFO is drift, never opened.
+    std::fs::remove_file(&lock_path).unwrap();
+    mkfifo(&lock_path);
+    let run = bounded(pod.dir.path(), &["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+}
