@@ -377,7 +377,7 @@ fn repo(desc_path: &str) -> (tempfile::TempDir, Pod) {
 fn inputs_stay_inside_the_repository() {
     let (outer, pod) = repo("/dev/null");
     let canary = outer.path().join("canary.json");
-    type Setup = Box<dyn Fn(&Pod)>;
+    type Setup<'a> = Box<dyn Fn(&Pod) + 'a>;
     let cases: Vec<(String, Setup, &str)> = vec![
         // An absolute path out of the repository, written in the pod.
         (canary.display().to_string(), Box::new(|_| {}), "clawc::source::path_escape"),
