@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O, Docker unreachable, image missing)."
+    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O, Docker unreachable, image missing, an --out clawc refuses to write, interrupted before the commit: the previous tree is left as it was)."
 )]
 pub struct CompileArgs {
     /// The pod file

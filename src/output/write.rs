@@ -380,6 +380,9 @@ pub fn watch_signals() -> Arc<AtomicBool> {
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+            // A second signal ends the process at once (exit 3), as users expect of a
+            // second Ctrl-C; a killed write is completed or rolled back by the next run.
+            let _ = signal_hook::flag::register_conditional_shutdown(sig, 3, flag.clone());
             let _ = signal_hook::flag::register(sig, flag.clone());
         }
         flag
