@@ -118,7 +118,11 @@ pub enum Replay {
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
 pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, mode: SecretMode, images: &str) -> Replay {
-    if disk::not_a_directory(out).is_some() {
+    // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
+    // write's staging (a compile finishes it): only a compile can say what differs.
+    let leftover =
+        [crate::output::write::LEGACY_MANIFEST, crate::output::write::STAGE].iter().any(|f| out.join(f).symlink_metadata().is_ok());
+    if disk::not_a_directory(out).is_some() || leftover {
         return Replay::Unknown;
     }
     let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, 64 << 20) else { return Replay::Unknown };

@@ -6,7 +6,7 @@
 
 use super::ArtifactSet;
 use super::disk::{self, Contents, Kind};
-use super::write::{codes, is_what_clawc_wrote, previous_outputs};
+use super::write::{LEGACY_MANIFEST, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_outputs};
 use crate::diag::Diagnostic;
 use crate::lock::LOCK;
 use serde::Serialize;
@@ -110,6 +110,9 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
         {
             found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
         }
+    }
+    if let Some(old) = legacy_manifest_bytes(out) {
+        found.push(FileDrift { path: LEGACY_MANIFEST.to_string(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(found)

@@ -232,10 +232,16 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
 
 /// The manifest older clawc versions wrote is removed (when it is one).
 fn legacy_manifest(out: &Path, journal: &mut Journal) {
-    if let Ok(Contents::Bytes(b)) = disk::read(out, LEGACY_MANIFEST, 64 << 20)
-        && serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| v["generator"] == "clawc")
-    {
+    if let Some(b) = legacy_manifest_bytes(out) {
         journal.deletes.push((LEGACY_MANIFEST.to_string(), sha256_hex(&b)));
+    }
+}
+
+/// The bytes of `<out>/.clawc-manifest.json` when it is a manifest clawc wrote.
+pub(crate) fn legacy_manifest_bytes(out: &Path) -> Option<Vec<u8>> {
+    match disk::read(out, LEGACY_MANIFEST, 64 << 20) {
+        Ok(Contents::Bytes(b)) if serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| v["generator"] == "clawc") => Some(b),
+        _ => None,
     }
 }
 

@@ -462,3 +462,16 @@ fn a_hostile_lock_cannot_make_check_hang_or_read_outside() {
     let run = bounded(pod.dir.path(), &["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
 }
+
+#[test]
+fn a_tree_from_an_older_clawc_loses_its_manifest_and_check_says_so() {
+    let pod = pod();
+    compiled(&pod);
+    std::fs::write(pod.path("out/.clawc-manifest.json"), "{\"generator\": \"clawc\", \"files\": [\"report.json\"]}").unwrap();
+    let run = pod.compile(&["--check"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("\"path\": \".clawc-manifest.json\""), "{}", run.stdout);
+    assert_eq!(pod.compile(&[]).code, 0);
+    assert!(!pod.path("out/.clawc-manifest.json").exists());
+    assert_eq!(pod.compile(&["--check"]).code, 0);
+}
