@@ -13,6 +13,17 @@ use std::collections::BTreeMap;
 
 pub use parse::parse_pod;
 
+/// Most replicas one service may ask for with `x-claw.count`. Every replica is an agent
+/// with its own context directory, so this bounds the output of one line of YAML.
+pub const MAX_COUNT: u32 = 1_000;
+/// Most agent ids in one pod (every agent service's `count`, summed). The benchmark's
+/// largest pod has 3,000.
+pub const MAX_AGENTS: u64 = 10_000;
+/// Most `surfaces`, `feeds`, `tools` and `skills` entries in one pod after the pod
+/// defaults are expanded, counting each replica: defaults are copied into every service,
+/// so a long `*-defaults` list times many services must not exhaust memory.
+pub const MAX_ENTRIES: u64 = 1_000_000;
+
 /// A value and where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spanned<T> {
