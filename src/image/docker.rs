@@ -36,7 +36,10 @@ pub fn host() -> String {
 /// What the archive API gave for one path.
 enum Fetched {
     Done(FileRead),
-    Link(String),
+    /// A symlink's target, taken from the link's directory.
+    Symlink(String),
+    /// A hardlink's target, taken from the image root.
+    Hardlink(String),
 }
 
 impl Engine {
@@ -109,13 +112,15 @@ impl Engine {
     /// symlink back as itself).
     async fn read_one(&self, cid: &str, path: &str) -> Result<FileRead, String> {
         let mut path = layers::normalize(path);
-        for _ in 0..40 {
-            match self.fetch(cid, &path).await? {
+        for _ in 0..=layers::MAX_HOPS {
+            let (from, target) = match self.fetch(cid, &path).await? {
                 Fetched::Done(r) => return Ok(r),
-                Fetched::Link(t) => match layers::resolve_link(&path, &t) {
-                    Some(next) => path = next,
-                    None => return Ok(FileRead::Escape(t)),
-                },
+                Fetched::Symlink(t) => (path.as_str(), t),
+                Fetched::Hardlink(t) => ("/", t),
+            };
+            match layers::resolve_link(from, &target) {
+                Some(next) => path = next,
+                None => return Ok(FileRead::Escape(target)),
             }
         }
         Ok(FileRead::TooManyLinks)
@@ -131,6 +136,11 @@ impl Engine {
             match chunk {
                 Ok(b) => buf.extend_from_slice(&b),
                 Err(Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(Fetched::Done(FileRead::Missing)),
+                // The engine resolves the directories on the way itself; a loop there is the
+                // image's fault, as it is when clawc follows the links (exit 2, not 3).
+                Err(Error::DockerResponseServerError { message, .. }) if is_link_loop(&message) => {
+                    return Ok(Fetched::Done(FileRead::TooManyLinks));
+                }
                 Err(e) => return Err(format!("read {path}: {e}")),
             }
             if let Some(early) = early_answer(&buf) {
@@ -164,9 +174,33 @@ fn first_entry(buf: &[u8]) -> std::io::Result<Fetched> {
             let size = entry.size();
             Fetched::Done(layers::read_entry(&mut entry, size)?)
         }
-        tar::EntryType::Symlink | tar::EntryType::Link => {
-            Fetched::Link(entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default())
-        }
+        tar::EntryType::Symlink => Fetched::Symlink(link_name(&entry)),
+        tar::EntryType::Link => Fetched::Hardlink(link_name(&entry)),
         _ => Fetched::Done(FileRead::NotAFile),
     })
+}
+
+fn link_name(entry: &tar::Entry<impl std::io::Read>) -> String {
+    entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default()
+}
+
+/// Whether an engine error says a path's links loop: Docker's own resolver ("too many
+/// links") or the kernel's ELOOP ("too many levels of symbolic links").
+fn is_link_loop(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("too many links") || m.contains("too many levels of symbolic links")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_link_loops_are_recognised() {
+        assert!(is_link_loop(
+            "Could not find the file /loop/d.json in container x: evalSymlinksInScope: too many links in /var/lib/x/loop/d.json"
+        ));
+        assert!(is_link_loop("lstat /x/loop: too many levels of symbolic links"));
+        assert!(!is_link_loop("No such container: abc"));
+    }
 }

@@ -3,8 +3,14 @@
 //! opaque directories are honoured, and symlinks and hardlinks are followed inside the
 //! image root. A link that climbs above `/` is refused rather than clamped, so a label
 //! can never make clawc read something the image author did not put at that path.
+//!
+//! Layers come from whoever built the image, so reading them is bounded: each layer and
+//! the whole image may inflate to a limited number of bytes ([`Limits`]), and the layers
+//! are streamed at most twice however many links a lookup follows (every link is indexed
+//! on the first pass; a second pass reads only files that link chains end at).
 
 use super::FileRead;
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
 
@@ -12,7 +18,26 @@ use std::io::{BufRead, BufReader, Read};
 pub const MAX_FILE_BYTES: u64 = crate::source::fs::MAX_INPUT_BYTES;
 
 /// How many links one lookup may follow (Linux uses 40 as well).
-const MAX_HOPS: usize = 40;
+pub const MAX_HOPS: usize = 40;
+
+/// How much reading one image may cost.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Bytes one layer may inflate to (its uncompressed tar stream).
+    pub layer_bytes: u64,
+    /// Bytes all layers of the image may inflate to, together.
+    pub image_bytes: u64,
+    /// Links, whiteouts and opaque markers indexed for one image.
+    pub indexed: usize,
+}
+
+impl Limits {
+    /// 8 GiB per layer and 32 GiB per image hold the largest real images (CUDA and ML
+    /// stacks) and stop a decompression bomb (a few MB of zstd that inflate to 64 GiB)
+    /// after seconds. One million index entries is far more links than a distribution
+    /// ships, and a few hundred MB at most.
+    pub const DEFAULT: Limits = Limits { layer_bytes: 8 << 30, image_bytes: 32 << 30, indexed: 1_000_000 };
+}
 
 /// What one layer says about one path.
 #[derive(Clone, Debug)]
@@ -33,9 +58,14 @@ struct Layer {
     opaque: BTreeSet<String>,
 }
 
-/// An error reading a layer: the layer's bytes are not a readable tar stream.
+/// An error reading a layer.
 #[derive(Debug)]
-pub struct LayerError(pub String);
+pub enum LayerError {
+    /// The layer's bytes are not a readable tar stream (or its blob could not be opened).
+    Unreadable(String),
+    /// The layer or the image is over a [`Limits`] bound.
+    TooLarge(String),
+}
 
 /// Normalises an absolute image path: `/a/./b//c/` → `/a/b/c`. `..` is kept out by the
 /// caller ([`resolve_link`]); here it simply cannot climb above `/`.
@@ -78,10 +108,6 @@ fn ancestors(path: &str) -> Vec<String> {
     (1..parts.len()).map(|n| format!("/{}", parts[..n].join("/"))).collect()
 }
 
-fn is_under(path: &str, dir: &str) -> bool {
-    dir == "/" || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
-}
-
 /// Opens a layer blob, whatever its compression.
 pub fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
     let mut buf = BufReader::new(reader);
@@ -95,52 +121,150 @@ pub fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 
     })
 }
 
-/// Indexes one layer for `wanted` paths (and everything on their way).
-fn index_layer(reader: impl Read, wanted: &BTreeSet<String>) -> Result<Layer, LayerError> {
-    let interesting: BTreeSet<String> = wanted.iter().flat_map(|w| ancestors(w).into_iter().chain([w.clone()])).collect();
-    let mut layer = Layer::default();
-    let mut archive = tar::Archive::new(decompress(reader).map_err(|e| LayerError(e.to_string()))?);
-    let entries = archive.entries().map_err(|e| LayerError(e.to_string()))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| LayerError(e.to_string()))?;
-        let raw = entry.path_bytes();
-        let path = normalize(&String::from_utf8_lossy(&raw));
-        // Tars may leave parent directories implicit: an entry proves its parents exist.
-        for anc in ancestors(&path).into_iter().filter(|a| interesting.contains(a)) {
-            layer.nodes.entry(anc).or_insert(Node::Dir);
-        }
-        let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
-        let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
-        if base == ".wh..wh..opq" {
-            layer.opaque.insert(dir);
-            continue;
-        }
-        if let Some(name) = base.strip_prefix(".wh.") {
-            let gone = normalize(&format!("{dir}/{name}"));
-            layer.whiteouts.insert(gone);
-            continue;
-        }
-        if !interesting.contains(&path) {
-            continue;
-        }
-        let link = || entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
-        let node = match entry.header().entry_type() {
-            tar::EntryType::Directory => Node::Dir,
-            tar::EntryType::Symlink => Node::Symlink(link()),
-            tar::EntryType::Link => Node::Hardlink(normalize(&link())),
-            tar::EntryType::Regular | tar::EntryType::Continuous => {
-                if wanted.contains(&path) {
-                    let size = entry.header().size().map_err(|e| LayerError(e.to_string()))?;
-                    Node::File(read_entry(&mut entry, size).map_err(|e| LayerError(e.to_string()))?)
-                } else {
-                    Node::File(FileRead::Missing)
-                }
-            }
-            _ => Node::File(FileRead::NotAFile),
-        };
-        layer.nodes.insert(path, node);
+/// The state of one pass over an image's layers (bottom first).
+struct Pass<'l> {
+    limits: &'l Limits,
+    /// Paths whose contents are read.
+    wanted: &'l BTreeSet<String>,
+    /// `wanted` and their ancestors: recorded whatever they are.
+    interesting: BTreeSet<String>,
+    /// Every path some layer so far made a link. Entries at these paths in upper layers
+    /// are recorded too, so whether a path is a link is always known exactly.
+    links: BTreeSet<String>,
+    indexed: usize,
+}
+
+/// The inflated bytes one pass may still read, shared by its layers' [`Metered`] streams.
+struct Meter {
+    image_left: Cell<u64>,
+    /// Which bound a read hit.
+    tripped: Cell<Option<Bound>>,
+}
+
+#[derive(Clone, Copy)]
+enum Bound {
+    Layer,
+    Image,
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 { format!("{} GiB", bytes >> 30) } else { format!("{bytes} bytes") }
+}
+
+impl<'l> Pass<'l> {
+    fn new(limits: &'l Limits, wanted: &'l BTreeSet<String>) -> Self {
+        let interesting = wanted.iter().flat_map(|w| ancestors(w).into_iter().chain([w.clone()])).collect();
+        Pass { limits, wanted, interesting, links: BTreeSet::new(), indexed: 0 }
     }
-    Ok(layer)
+
+    /// Counts an index entry that is not one of the interesting paths.
+    fn charge(&mut self) -> Result<(), LayerError> {
+        self.indexed += 1;
+        if self.indexed > self.limits.indexed {
+            let n = self.limits.indexed;
+            return Err(LayerError::TooLarge(format!("the image has more than {n} links and whiteouts")));
+        }
+        Ok(())
+    }
+
+    /// Indexes one layer: what it says about the interesting paths and about links.
+    fn layer(&mut self, meter: &Meter, reader: impl Read) -> Result<Layer, LayerError> {
+        let reader = decompress(reader).map_err(|e| LayerError::Unreadable(e.to_string()))?;
+        let mut archive = tar::Archive::new(Metered { inner: reader, layer_left: self.limits.layer_bytes, meter });
+        let result = self.entries(&mut archive);
+        match (result, meter.tripped.get()) {
+            (Err(_), Some(Bound::Layer)) => {
+                Err(LayerError::TooLarge(format!("a layer inflates to more than {} (the per-layer limit)", size(self.limits.layer_bytes))))
+            }
+            (Err(_), Some(Bound::Image)) => Err(LayerError::TooLarge(format!(
+                "the image's layers inflate to more than {} (the per-image limit)",
+                size(self.limits.image_bytes)
+            ))),
+            (r, _) => r,
+        }
+    }
+
+    fn entries(&mut self, archive: &mut tar::Archive<impl Read>) -> Result<Layer, LayerError> {
+        let unreadable = |e: std::io::Error| LayerError::Unreadable(e.to_string());
+        let mut layer = Layer::default();
+        for entry in archive.entries().map_err(unreadable)? {
+            let mut entry = entry.map_err(unreadable)?;
+            let path = normalize(&String::from_utf8_lossy(&entry.path_bytes()));
+            // Tars may leave parent directories implicit: an entry proves its parents exist.
+            for anc in ancestors(&path).into_iter().filter(|a| self.interesting.contains(a)) {
+                layer.nodes.entry(anc).or_insert(Node::Dir);
+            }
+            let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
+            let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
+            if base == ".wh..wh..opq" {
+                self.charge()?;
+                layer.opaque.insert(dir);
+                continue;
+            }
+            if let Some(name) = base.strip_prefix(".wh.") {
+                self.charge()?;
+                layer.whiteouts.insert(normalize(&format!("{dir}/{name}")));
+                continue;
+            }
+            let kind = entry.header().entry_type();
+            let is_link = matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link);
+            if !self.interesting.contains(&path) {
+                if !is_link && !self.links.contains(&path) {
+                    continue;
+                }
+                self.charge()?;
+            }
+            let link = || entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+            let node = match kind {
+                tar::EntryType::Directory => Node::Dir,
+                tar::EntryType::Symlink => Node::Symlink(link()),
+                tar::EntryType::Link => Node::Hardlink(link()),
+                tar::EntryType::Regular | tar::EntryType::Continuous => {
+                    if self.wanted.contains(&path) {
+                        let size = entry.header().size().map_err(unreadable)?;
+                        Node::File(read_entry(&mut entry, size).map_err(unreadable)?)
+                    } else {
+                        // A placeholder: resolution reads it in a second pass if it must.
+                        Node::File(FileRead::Missing)
+                    }
+                }
+                _ => Node::File(FileRead::NotAFile),
+            };
+            if is_link {
+                self.links.insert(path.clone());
+            }
+            layer.nodes.insert(path, node);
+        }
+        Ok(layer)
+    }
+}
+
+/// A layer's inflated stream, failing once it passes the layer's or the image's bound.
+struct Metered<'m, R> {
+    inner: R,
+    layer_left: u64,
+    meter: &'m Meter,
+}
+
+impl<R: Read> Read for Metered<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = n as u64;
+        let over = if got > self.layer_left {
+            Some(Bound::Layer)
+        } else if got > self.meter.image_left.get() {
+            Some(Bound::Image)
+        } else {
+            None
+        };
+        if let Some(bound) = over {
+            self.meter.tripped.set(Some(bound));
+            return Err(std::io::Error::other("inflated past a limit"));
+        }
+        self.layer_left -= got;
+        self.meter.image_left.set(self.meter.image_left.get() - got);
+        Ok(n)
+    }
 }
 
 /// A tar entry's contents of `size` bytes, refused above [`MAX_FILE_BYTES`] unread.
@@ -159,8 +283,11 @@ fn lookup<'l>(layers: &'l [Layer], path: &str) -> Option<&'l Node> {
         if let Some(n) = layer.nodes.get(path) {
             return Some(n);
         }
-        let deleted = layer.whiteouts.contains(path) || ancestors(path).iter().any(|a| layer.whiteouts.contains(a));
-        if deleted || layer.opaque.iter().any(|d| is_under(path, d)) {
+        // By ancestor rather than by scanning the markers: a layer may hold a million.
+        let above = ancestors(path);
+        let deleted = layer.whiteouts.contains(path) || above.iter().any(|a| layer.whiteouts.contains(a));
+        let hidden = layer.opaque.contains("/") || above.iter().any(|a| layer.opaque.contains(a));
+        if deleted || hidden {
             return None;
         }
     }
@@ -169,20 +296,19 @@ fn lookup<'l>(layers: &'l [Layer], path: &str) -> Option<&'l Node> {
 
 enum Outcome {
     Done(FileRead),
-    /// A link leads to a path that was not indexed: walk the layers again with it.
+    /// The chain ends at a path whose contents were not read: read it in a second pass.
     Need(String),
 }
 
-/// Follows `start` through the indexed layers (bottom first) to a file.
+/// Follows `start` through the indexed layers (bottom first) to a file. Whether a path
+/// is a link is known for every path after the first pass, so the chain is followed to
+/// its end whatever was wanted; only the end may need reading.
 fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome {
     let mut path = normalize(start);
     let mut hops = 0;
     'restart: loop {
         if hops > MAX_HOPS {
             return Outcome::Done(FileRead::TooManyLinks);
-        }
-        if !wanted.contains(&path) {
-            return Outcome::Need(path);
         }
         for anc in ancestors(&path) {
             match lookup(layers, &anc) {
@@ -196,38 +322,48 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
                 Some(Node::Dir) | None => {}
             }
         }
-        match lookup(layers, &path) {
+        let node = lookup(layers, &path);
+        let next = match node {
+            // A hardlink names its target from the root of the image, not from its directory.
+            Some(Node::Hardlink(t)) => resolve_link("/", t).ok_or(t),
+            Some(Node::Symlink(t)) => resolve_link(&path, t).ok_or(t),
+            _ if !wanted.contains(&path) => return Outcome::Need(path),
             None => return Outcome::Done(FileRead::Missing),
             Some(Node::Dir) => return Outcome::Done(FileRead::NotAFile),
             Some(Node::File(r)) => return Outcome::Done(r.clone()),
-            Some(Node::Symlink(t)) => {
-                hops += 1;
-                let Some(next) = resolve_link(&path, t) else { return Outcome::Done(FileRead::Escape(t.clone())) };
-                path = next;
-            }
-            Some(Node::Hardlink(t)) => {
-                hops += 1;
-                path = t.clone();
-            }
+        };
+        hops += 1;
+        match next {
+            Ok(p) => path = p,
+            Err(t) => return Outcome::Done(FileRead::Escape(t.clone())),
         }
     }
 }
 
-/// Reads `paths` from an image of `count` layers (bottom first), opened by `open`.
-/// Every layer is streamed once per round; a round is added only when a link leads to a
-/// path nobody asked for.
+/// Reads `paths` from an image of `count` layers (bottom first), opened by `open`,
+/// within [`Limits::DEFAULT`].
 pub fn find_files<'a>(
+    count: usize,
+    open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
+    paths: &[String],
+) -> Result<BTreeMap<String, FileRead>, LayerError> {
+    find_files_within(&Limits::DEFAULT, count, open, paths)
+}
+
+/// [`find_files`] within `limits`. The layers are streamed once, and once more only when
+/// a link chain ends at a file that was not asked for by name.
+pub fn find_files_within<'a>(
+    limits: &Limits,
     count: usize,
     mut open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
     paths: &[String],
 ) -> Result<BTreeMap<String, FileRead>, LayerError> {
     let mut wanted: BTreeSet<String> = paths.iter().map(|p| normalize(p)).collect();
-    for _round in 0..8 {
-        let mut layers = Vec::with_capacity(count);
-        for i in 0..count {
-            layers.push(index_layer(open(i)?, &wanted)?);
-        }
-        let mut out = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for _pass in 0..2 {
+        let mut pass = Pass::new(limits, &wanted);
+        let meter = Meter { image_left: Cell::new(limits.image_bytes), tripped: Cell::new(None) };
+        let layers = (0..count).map(|i| pass.layer(&meter, open(i)?)).collect::<Result<Vec<_>, _>>()?;
         let mut more = BTreeSet::new();
         for p in paths {
             match resolve(&layers, &wanted, p) {
@@ -244,7 +380,9 @@ pub fn find_files<'a>(
         }
         wanted.extend(more);
     }
-    Ok(paths.iter().map(|p| (p.clone(), FileRead::TooManyLinks)).collect())
+    // The second pass read every chain's end; nothing is left unresolved, but should a
+    // chain still end unread, it is reported rather than looped on.
+    Ok(paths.iter().map(|p| (p.clone(), out.remove(p).unwrap_or(FileRead::TooManyLinks))).collect())
 }
 
 #[cfg(test)]
@@ -317,5 +455,57 @@ mod tests {
         let big = "x".repeat(MAX_FILE_BYTES as usize + 1);
         assert_eq!(find(&[layer(&[("big", F, &big)])], "/big"), FileRead::TooLarge(MAX_FILE_BYTES + 1));
         assert!(find_files(1, |_| Ok(Box::new(&b"not a tar at all, truncated"[..]) as Box<dyn Read>), &["/x".into()]).is_err());
+    }
+
+    #[test]
+    fn hardlinks_climbing_above_the_root_are_refused_not_clamped() {
+        let l0 = layer(&[("x.json", F, "{}"), ("opt/d/hl", H, "../../../../x.json"), ("ok", H, "x.json")]);
+        let ls = [l0];
+        assert_eq!(find(&ls, "/opt/d/hl"), FileRead::Escape("../../../../x.json".into()));
+        assert_eq!(find(&ls, "/ok"), FileRead::Text("{}".into()));
+    }
+
+    #[test]
+    fn link_chains_stream_the_layers_at_most_twice() {
+        // /l0 → /l1 → … → /l6 → /d.json, each link in its own layer, the file at the bottom.
+        let mut ls = vec![layer(&[("d.json", F, "{}")])];
+        for i in 0..7 {
+            let next = if i == 6 { "d.json".to_string() } else { format!("l{}", i + 1) };
+            ls.push(layer(&[(&format!("l{i}"), L, &next)]));
+        }
+        let opened = Cell::new(0);
+        let open = |i: usize| {
+            opened.set(opened.get() + 1);
+            Ok(Box::new(&ls[i][..]) as Box<dyn Read>)
+        };
+        let r = find_files(ls.len(), open, &["/l0".to_string()]).unwrap();
+        assert_eq!(r["/l0"], FileRead::Text("{}".into()));
+        assert_eq!(opened.get(), 2 * ls.len(), "one pass to index, one to read the end of the chain");
+    }
+
+    #[test]
+    fn inflating_past_the_limits_is_an_error() {
+        // A small zstd layer holding a large file of zeros: a decompression bomb in miniature.
+        let zeros = "\0".repeat(1 << 20);
+        let bomb = zstd::encode_all(&layer(&[("big", F, &zeros)])[..], 3).unwrap();
+        assert!(bomb.len() < 1 << 12);
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 30, indexed: 100 };
+        let err = find_files_within(&limits, 1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-layer limit")), "{err:?}");
+        // Each of four layers is under the per-layer limit; together they are over the image's.
+        let small = layer(&[("f", F, &"y".repeat(40_000))]);
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 17, indexed: 100 };
+        let err = find_files_within(&limits, 4, |_| Ok(Box::new(&small[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-image limit")), "{err:?}");
+    }
+
+    #[test]
+    fn indexing_is_bounded() {
+        let many: Vec<(String, tar::EntryType, &str)> = (0..50).map(|i| (format!("l{i}"), L, "t")).collect();
+        let entries: Vec<(&str, tar::EntryType, &str)> = many.iter().map(|(p, k, d)| (p.as_str(), *k, *d)).collect();
+        let l = layer(&entries);
+        let limits = Limits { indexed: 10, ..Limits::DEFAULT };
+        let err = find_files_within(&limits, 1, |_| Ok(Box::new(&l[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("more than 10 links")), "{err:?}");
     }
 }
