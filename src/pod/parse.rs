@@ -61,13 +61,15 @@ const POD_KEYS: &[&str] = &[
 /// Pod-level keys that are an error (not just unknown) on a service.
 const MISPLACED: &[&str] = &["alert-webhooks", "alert-mentions"];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
+/// "Did you mean" suggestions against the pod's services one parse computes.
+const MAX_SUGGESTIONS: usize = 50;
 
 /// Parses the pod. Returns the pod when no error was found, and every diagnostic.
 pub fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
-    let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0 };
+    let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS };
     let pod = cx.pod(root);
     let has_errors = cx.diags.iter().any(Diagnostic::is_error);
-    (pod.filter(|_| !has_errors), cx.diags)
+    (pod.filter(|_| !has_errors), super::cap_diagnostics(cx.diags))
 }
 
 #[derive(Default)]
@@ -89,6 +91,8 @@ struct Cx<'e> {
     agents: u64,
     /// List entries expanded so far, per replica (bounded by [`MAX_ENTRIES`]).
     entries: u64,
+    /// "Did you mean" suggestions left for this pod (each compares against every service).
+    suggestions_left: usize,
 }
 
 impl Cx<'_> {
@@ -770,8 +774,13 @@ impl Cx<'_> {
                     && !services.contains_key(&f.source.value)
                 {
                     let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
-                    let help =
-                        suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
+                    let fallback = "name a service of this pod as the feed source";
+                    let help = if self.suggestions_left > 0 {
+                        self.suggestions_left -= 1;
+                        suggest(&f.source.value, services.keys().map(String::as_str), fallback)
+                    } else {
+                        fallback.to_string()
+                    };
                     errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
                 }
             }

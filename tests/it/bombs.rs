@@ -114,3 +114,63 @@ fn everything_under(root: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+#[test]
+fn a_descriptor_of_20000_invalid_tools_is_reported_promptly() {
+    let tools: Vec<String> = (0..20_000).map(|i| format!(r#"{{"name":"t{i}"}}"#)).collect();
+    let desc = format!(r#"{{"version":2,"tools":[{}]}}"#, tools.join(","));
+    let pod = Pod::new(AGENT).file("api/.claw-describe.json", &desc);
+    let d = refused(&pod, "clawc::describe::tool", "tools[0]: description is required");
+    assert_eq!(d["file"], "api/.claw-describe.json");
+    // Capped per code and file, with a summary that keeps the count.
+    let run = pod.compile(&[]);
+    let shown = run.codes().iter().filter(|c| *c == "clawc::describe::tool").count();
+    assert!(shown <= 101, "{shown} shown");
+    run.assert_error("clawc::describe::tool", "more `clawc::describe::tool` diagnostics in this file are not shown");
+}
+
+#[test]
+fn thousands_of_unknown_tool_names_are_reported_promptly() {
+    // A descriptor of 20,000 tools, and grants naming 30,000 tools it does not declare,
+    // then 30,000 `svc.toolN` entries naming no service at all.
+    let names: Vec<String> = (0..20_000).map(|i| format!("op{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let unknown: Vec<String> = (0..30_000).map(|i| format!("tool{i}")).collect();
+    let mut y = String::from("services:\n  bot:\n    image: bot\n    x-claw:\n      cllama: passthrough\n      tools:\n");
+    writeln!(y, "        - service: api\n          allow: [{}]", unknown.join(", ")).unwrap();
+    for u in &unknown {
+        writeln!(y, "        - api.{u}").unwrap();
+    }
+    y.push_str("  api:\n    build: ./api\n");
+    let pod = Pod::new(&y).file("api/.claw-describe.json", &super::harness::http_descriptor(&names));
+    let d = refused(&pod, "clawc::grant::unknown_tool", "references unknown tool \"tool0\"");
+    let help = d["help"].as_str().unwrap();
+    assert!(help.len() < 1000 && help.contains("(20000 tools)"), "the help lists a few names, not 20,000: {help}");
+    refused(&pod, "clawc::grant::unknown_tool_service", "unknown tool service \"api.tool0\"");
+}
+
+#[test]
+fn colliding_feeds_of_two_large_descriptors_are_reported_promptly() {
+    let feeds: Vec<String> = (0..20_000).map(|i| format!(r#"{{"name":"f{i}","path":"/f","ttl":1}}"#)).collect();
+    let desc = format!(r#"{{"version":1,"feeds":[{}]}}"#, feeds.join(","));
+    let pod = Pod::new(
+        "services:\n  a:\n    build: ./a\n    x-claw: {describe-file: a.json}\n  b:\n    build: ./b\n    x-claw: {describe-file: b.json}\n",
+    )
+    .file("a.json", &desc)
+    .file("b.json", &desc);
+    refused(&pod, "clawc::register::feed_collision", "feed name \"f0\" is declared by both \"a\" and \"b\"");
+}
+
+const AGENT: &str =
+    "services:\n  bot:\n    image: bot\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n";
+
+#[test]
+fn granting_every_tool_to_every_replica_is_bounded() {
+    // 2,000 tools × 1,000 replicas: two million tool listings from a few lines of YAML.
+    let names: Vec<String> = (0..2000).map(|i| format!("op{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let pod = Pod::new("services:\n  bot:\n    image: bot\n    x-claw:\n      cllama: passthrough\n      count: 1000\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &super::harness::http_descriptor(&names));
+    let d = refused(&pod, "clawc::grant::too_many_grants", "more than 1000000 tools");
+    assert_eq!(d["line"], 7);
+}
