@@ -148,7 +148,7 @@ enum Bound {
 }
 
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 { format!("{} GiB", bytes >> 30) } else { format!("{bytes} bytes") }
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) { format!("{} GiB", bytes >> 30) } else { format!("{bytes} bytes") }
 }
 
 impl<'l> Pass<'l> {
