@@ -9,12 +9,16 @@ use super::{FileRead, ImageInfo};
 use bollard::Docker;
 use bollard::errors::Error;
 use bollard::models::ContainerCreateBody;
-use bollard::query_parameters::{CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::query_parameters::{
+    ContainerArchiveInfoOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder,
+};
 use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Go's `os.ModeSymlink`, as the engine reports a path's mode.
+const GO_MODE_SYMLINK: u32 = 1 << 27;
 /// How long to wait for the engine to answer a ping before calling it unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The label put on the temporary containers, so a user can find any a crash left.
@@ -109,10 +113,18 @@ impl Engine {
     }
 
     /// One path, following symlinks inside the image root (the archive API hands a
-    /// symlink back as itself).
+    /// symlink back as itself). The directories on the way are followed here too: the
+    /// engine would resolve them itself and keep a `..` that climbs above `/` at the root,
+    /// where a layout or an archive refuses it.
     async fn read_one(&self, cid: &str, path: &str) -> Result<FileRead, String> {
         let mut path = layers::normalize(path);
-        for _ in 0..=layers::MAX_HOPS {
+        'hop: for _ in 0..=layers::MAX_HOPS {
+            for anc in layers::ancestors(&path) {
+                let Some(target) = self.symlink_at(cid, &anc).await? else { continue };
+                let Some(base) = layers::resolve_link(&anc, &target) else { return Ok(FileRead::Escape(target)) };
+                path = layers::normalize(&format!("{base}/{}", &path[anc.len()..]));
+                continue 'hop;
+            }
             let (from, target) = match self.fetch(cid, &path).await? {
                 Fetched::Done(r) => return Ok(r),
                 Fetched::Symlink(t) => (path.as_str(), t),
@@ -124,6 +136,24 @@ impl Engine {
             }
         }
         Ok(FileRead::TooManyLinks)
+    }
+
+    /// The target of the symlink at `path` (whose own ancestors are no symlinks), `None`
+    /// when it is something else or absent. A stat first, so a directory is not streamed.
+    async fn symlink_at(&self, cid: &str, path: &str) -> Result<Option<String>, String> {
+        let opts = ContainerArchiveInfoOptionsBuilder::default().path(path).build();
+        match self.client.get_container_archive_info(cid, Some(opts)).await {
+            Ok(stat) if stat.file_mode & GO_MODE_SYMLINK == 0 => return Ok(None),
+            Err(Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(None),
+            // A symlink, or a stat the engine failed (it resolves a symlink fully to stat
+            // it, so a loop fails here, and a HEAD answer carries no message to tell why):
+            // the archive API hands the link back as itself either way.
+            Ok(_) | Err(_) => {}
+        }
+        match self.fetch(cid, path).await? {
+            Fetched::Symlink(t) => Ok(Some(t)),
+            _ => Ok(None),
+        }
     }
 
     async fn fetch(&self, cid: &str, path: &str) -> Result<Fetched, String> {

@@ -103,7 +103,7 @@ pub(crate) fn resolve_link(at: &str, target: &str) -> Option<String> {
 }
 
 /// `/a/b/c` → `/a`, `/a/b` (strict ancestors, outermost first).
-fn ancestors(path: &str) -> Vec<String> {
+pub(crate) fn ancestors(path: &str) -> Vec<String> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     (1..parts.len()).map(|n| format!("/{}", parts[..n].join("/"))).collect()
 }

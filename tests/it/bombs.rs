@@ -174,3 +174,51 @@ fn granting_every_tool_to_every_replica_is_bounded() {
     let d = refused(&pod, "clawc::grant::too_many_grants", "more than 1000000 tools");
     assert_eq!(d["line"], 7);
 }
+
+/// A link loop and a symlinked directory that climbs above `/`, in one image read from
+/// the Docker Engine and from an OCI layout of it: both sources refuse both the same way
+/// (`path_escape`, exit 2). Needs the private engine of `scripts/test`; skips without it
+/// (and fails under CI=true, like the image tests).
+#[test]
+fn link_loops_and_escapes_are_refused_alike_by_docker_and_layouts() {
+    let (Ok(host), Ok(_)) = (std::env::var("CLAWC_TEST_DOCKER_HOST"), std::env::var("CLAWC_TEST_IMAGES")) else {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "no Docker Engine fixtures under CI=true; run scripts/test");
+        eprintln!("SKIPPED link_loops_and_escapes_are_refused_alike_by_docker_and_layouts: no Docker Engine");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::write(root.join("etc/d.json"), super::harness::http_descriptor(&["t"])).unwrap();
+    std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+    std::os::unix::fs::symlink("../../../etc", root.join("up")).unwrap();
+    // Symlinks go in through ADD of a tar (COPY would follow them).
+    let ctx = work.path().join("ctx");
+    std::fs::create_dir_all(&ctx).unwrap();
+    run("tar", &["-cf", &ctx.join("links.tar").display().to_string(), "-C", &root.display().to_string(), "."], &host);
+    let oci = work.path().join("oci");
+    for (tag, label) in [("loop", "/loop/d.json"), ("up", "/up/d.json")] {
+        std::fs::write(ctx.join("Dockerfile"), format!("FROM scratch\nADD links.tar /\nLABEL claw.describe={label}\n")).unwrap();
+        let image = format!("clawc-bombs/{tag}:1");
+        run("docker", &["build", "-q", "-t", &image, &ctx.display().to_string()], &host);
+        let dest = format!("oci:{}:{image}", oci.display());
+        run("skopeo", &["copy", "-q", "--src-daemon-host", &host, &format!("docker-daemon:{image}"), &dest], &host);
+    }
+    for (tag, msg) in [("loop", "is a chain of too many links"), ("up", "leads out of the image root (\"../../../etc\")")] {
+        let pod = Pod::new(&format!(
+            "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    image: clawc-bombs/{tag}:1\n"
+        ));
+        for source in ["docker".to_string(), format!("oci:{}", oci.display())] {
+            let run = pod.run_with_env(&["--images", &source, "--no-cache"], &[("DOCKER_HOST", &host)]);
+            assert_eq!(run.code, 2, "{tag} from {source}: {}", run.stdout);
+            run.assert_error("clawc::image::path_escape", msg);
+            assert!(!pod.out_exists());
+        }
+    }
+}
+
+#[track_caller]
+fn run(program: &str, args: &[&str], host: &str) {
+    let o = std::process::Command::new(program).env("DOCKER_HOST", host).env("DOCKER_BUILDKIT", "0").args(args).output().unwrap();
+    assert!(o.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
