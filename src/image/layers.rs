@@ -20,6 +20,11 @@ pub const MAX_FILE_BYTES: u64 = crate::source::fs::MAX_INPUT_BYTES;
 /// How many links one lookup may follow (Linux uses 40 as well).
 pub const MAX_HOPS: usize = 40;
 
+/// Largest GNU long-name or long-link entry, or PAX extension header, in a layer. The
+/// tar crate buffers such an entry whole, so without this a layer could make it allocate
+/// gigabytes; real ones hold a path or a few attributes.
+const MAX_EXTENSION_BYTES: u64 = 1 << 20;
+
 /// How much reading one image may cost.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -145,6 +150,126 @@ struct Meter {
 enum Bound {
     Layer,
     Image,
+    Extension,
+}
+
+/// Watches a layer's tar headers as they stream past, to refuse an extension entry over
+/// [`MAX_EXTENSION_BYTES`] before the tar crate buffers it. It follows the stream's
+/// layout as the tar crate reads it (a header, GNU sparse extension blocks, data padded
+/// to 512 bytes; a PAX `size` record sizes the next entry); should it lose step (a
+/// header whose checksum does not match), it stops watching and leaves the verdict on
+/// the stream to the tar reader.
+struct HeaderGuard<'m, R> {
+    inner: R,
+    meter: &'m Meter,
+    /// Bytes passed so far.
+    pos: u64,
+    /// Where the next header (or sparse extension) block starts; `None`: not watching.
+    next: Option<u64>,
+    /// The block being assembled.
+    block: Vec<u8>,
+    /// Inside GNU sparse extension blocks: the entry's data size.
+    sparse: Option<u64>,
+    /// A PAX header's data being collected: its end offset and bytes.
+    pax: Option<(u64, Vec<u8>)>,
+    /// A PAX `size` record, for the next entry that is not an extension.
+    size_override: Option<u64>,
+}
+
+impl<'m, R: Read> HeaderGuard<'m, R> {
+    fn new(inner: R, meter: &'m Meter) -> Self {
+        HeaderGuard { inner, meter, pos: 0, next: Some(0), block: Vec::with_capacity(512), sparse: None, pax: None, size_override: None }
+    }
+
+    fn watch(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut i = 0;
+        while let Some(next) = self.next.filter(|_| i < bytes.len()) {
+            let at = self.pos + i as u64;
+            if at < next {
+                let n = (next - at).min((bytes.len() - i) as u64) as usize;
+                if let Some((end, data)) = &mut self.pax {
+                    let keep = (*end).saturating_sub(at).min(n as u64) as usize;
+                    data.extend_from_slice(&bytes[i..i + keep]);
+                }
+                i += n;
+                continue;
+            }
+            let n = (512 - self.block.len()).min(bytes.len() - i);
+            self.block.extend_from_slice(&bytes[i..i + n]);
+            i += n;
+            if self.block.len() == 512 {
+                let end = self.pos + i as u64;
+                self.header(end)?;
+                self.block.clear();
+            }
+        }
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// A complete block ending at `end`: a header, or a GNU sparse extension block.
+    fn header(&mut self, end: u64) -> std::io::Result<()> {
+        let padded = |size: u64| end.saturating_add(size.div_ceil(512).saturating_mul(512));
+        if let Some(size) = self.sparse {
+            // `isextended` is the byte after 21 sparse records of 24 bytes.
+            let more = self.block[504] == 1;
+            self.next = Some(if more { end } else { padded(size) });
+            self.sparse = self.sparse.filter(|_| more);
+            return Ok(());
+        }
+        if let Some((_, data)) = self.pax.take() {
+            self.size_override = pax_size(&data);
+        }
+        let header = tar::Header::from_byte_slice(&self.block);
+        // An all-zero block ends the archive (the tar reader stops there); a bad
+        // checksum means the layout was not what it seemed: stop watching either way.
+        if self.block.iter().all(|&b| b == 0) || header.cksum().ok() != Some(checksum(&self.block)) {
+            self.next = None;
+            return Ok(());
+        }
+        let Ok(mut size) = header.entry_size() else {
+            self.next = None;
+            return Ok(());
+        };
+        let kind = header.entry_type();
+        let extension = kind.is_gnu_longname() || kind.is_gnu_longlink() || kind.is_pax_local_extensions();
+        if extension && size > MAX_EXTENSION_BYTES {
+            self.meter.tripped.set(Some(Bound::Extension));
+            return Err(std::io::Error::other("tar extension entry over the limit"));
+        }
+        if !extension {
+            size = self.size_override.take().unwrap_or(size);
+        }
+        if kind.is_pax_local_extensions() {
+            self.pax = Some((end + size, Vec::new()));
+        }
+        if kind.is_gnu_sparse() && header.as_gnu().is_some_and(|g| g.is_extended()) {
+            self.sparse = Some(size);
+            self.next = Some(end);
+        } else {
+            self.next = Some(padded(size));
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for HeaderGuard<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.watch(&buf[..n])?;
+        Ok(n)
+    }
+}
+
+/// A tar header's checksum: the sum of its bytes, the checksum field read as spaces.
+fn checksum(block: &[u8]) -> u32 {
+    block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { u32::from(b' ') } else { u32::from(b) }).sum()
+}
+
+/// The first PAX `size` record, as the tar crate reads it.
+fn pax_size(data: &[u8]) -> Option<u64> {
+    let first = tar::PaxExtensions::new(data).map_while(Result::ok).find(|e| e.key() == Ok("size"))?;
+    first.value().ok()?.parse().ok()
 }
 
 fn size(bytes: u64) -> String {
@@ -170,7 +295,8 @@ impl<'l> Pass<'l> {
     /// Indexes one layer: what it says about the interesting paths and about links.
     fn layer(&mut self, meter: &Meter, reader: impl Read) -> Result<Layer, LayerError> {
         let reader = decompress(reader).map_err(|e| LayerError::Unreadable(e.to_string()))?;
-        let mut archive = tar::Archive::new(Metered { inner: reader, layer_left: self.limits.layer_bytes, meter });
+        let metered = Metered { inner: reader, layer_left: self.limits.layer_bytes, meter };
+        let mut archive = tar::Archive::new(HeaderGuard::new(metered, meter));
         let result = self.entries(&mut archive);
         match (result, meter.tripped.get()) {
             (Err(_), Some(Bound::Layer)) => {
@@ -179,6 +305,10 @@ impl<'l> Pass<'l> {
             (Err(_), Some(Bound::Image)) => Err(LayerError::TooLarge(format!(
                 "the image's layers inflate to more than {} (the per-image limit)",
                 size(self.limits.image_bytes)
+            ))),
+            (Err(_), Some(Bound::Extension)) => Err(LayerError::TooLarge(format!(
+                "a layer has a tar long name, long link or PAX header over {}",
+                size(MAX_EXTENSION_BYTES)
             ))),
             (r, _) => r,
         }
@@ -507,5 +637,50 @@ mod tests {
         let limits = Limits { indexed: 10, ..Limits::DEFAULT };
         let err = find_files_within(&limits, 1, |_| Ok(Box::new(&l[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
         assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("more than 10 links")), "{err:?}");
+    }
+
+    #[test]
+    fn oversized_tar_extension_entries_are_refused_before_they_are_buffered() {
+        let mut b = tar::Builder::new(Vec::new());
+        // Entries of every layout first, so the guard must keep step to see the bomb.
+        let mut h = tar::Header::new_gnu();
+        h.set_size(1001);
+        b.append_data(&mut h, format!("a/{}", "n".repeat(150)), &vec![b'p'; 1001][..]).unwrap();
+        b.append_pax_extensions([("path", "b".repeat(300).as_bytes())]).unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        b.append_data(&mut h, "short", &b"pax"[..]).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.set_size(2 << 20);
+        b.append_data(&mut h, "././@LongLink", &vec![b'a'; 2 << 20][..]).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_size(2);
+        b.append_data(&mut h, "x", &b"{}"[..]).unwrap();
+        let bomb = b.into_inner().unwrap();
+        let err = find_files(1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("over 1048576 bytes")), "{err:?}");
+    }
+
+    #[test]
+    fn long_names_pax_headers_and_padding_still_read() {
+        let long = format!("opt/{}/d.json", "n".repeat(150));
+        let mut b = tar::Builder::new(Vec::new());
+        // A GNU long name (the builder writes one for paths over 100 bytes) …
+        let mut h = tar::Header::new_gnu();
+        h.set_size(3);
+        b.append_data(&mut h, &long, &b"gnu"[..]).unwrap();
+        // … a PAX path, and an odd-sized file before them, so padding matters.
+        let mut h = tar::Header::new_ustar();
+        h.set_size(1001);
+        b.append_data(&mut h, "pad", &vec![b'p'; 1001][..]).unwrap();
+        let pax_path = format!("srv/{}/e.json", "p".repeat(200));
+        b.append_pax_extensions([("path", pax_path.as_bytes())]).unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        b.append_data(&mut h, "short-name", &b"pax"[..]).unwrap();
+        let l = b.into_inner().unwrap();
+        assert_eq!(find(std::slice::from_ref(&l), &format!("/{long}")), FileRead::Text("gnu".into()));
+        assert_eq!(find(std::slice::from_ref(&l), &format!("/{pax_path}")), FileRead::Text("pax".into()));
     }
 }
