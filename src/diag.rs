@@ -173,10 +173,20 @@ impl Diagnostic {
 }
 
 /// The closest candidate to `needle` by edit distance, if close enough to be a likely typo.
+///
+/// Bounded, because names come from hostile input: names longer than 128 bytes are
+/// never typos worth suggesting for (and comparing them is quadratic in their length),
+/// and only the first 2,000 candidates are compared. Callers that suggest per item also
+/// cap how many suggestions they make.
 pub fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    const SUGGEST_MAX_LEN: usize = 128;
+    const SUGGEST_MAX_CANDIDATES: usize = 2_000;
+    if needle.len() > SUGGEST_MAX_LEN {
+        return None;
+    }
     let mut best: Option<(f64, &str)> = None;
-    for c in candidates {
-        if c == needle {
+    for c in candidates.into_iter().take(SUGGEST_MAX_CANDIDATES) {
+        if c == needle || c.len() > SUGGEST_MAX_LEN {
             continue;
         }
         let score = strsim::jaro_winkler(needle, c);

@@ -5,10 +5,20 @@
 use crate::describe::{Descriptor, Memory};
 use crate::diag::{Diagnostic, suggest};
 use crate::pod::env::Env;
-use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, interp};
+use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, cap_diagnostics, interp};
 use crate::registry::Registry;
 use crate::sourcemap::Loc;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Most tools granted in one pod, counting each replica of a consumer: what the output
+/// lists per agent. `allow: all` over a large descriptor, times many agents, stops here.
+/// The benchmark's largest pod grants 90,000.
+pub const MAX_GRANTED_TOOLS: u64 = 1_000_000;
+/// "Did you mean" suggestions one resolution computes; later unknown names get the plain
+/// help (each suggestion compares against every candidate).
+const MAX_SUGGESTIONS: usize = 50;
+/// Tool names listed in one "declares: …" help.
+const MAX_LISTED: usize = 20;
 
 pub mod codes {
     pub const UNKNOWN_TOOL_SERVICE: &str = "clawc::grant::unknown_tool_service";
@@ -17,6 +27,7 @@ pub mod codes {
     pub const MEMORY_TARGET: &str = "clawc::grant::memory_target";
     pub const REQUIRES_CLLAMA: &str = "clawc::grant::requires_cllama";
     pub const AUTH_ENV: &str = "clawc::grant::auth_env";
+    pub const TOO_MANY_GRANTS: &str = "clawc::grant::too_many_grants";
 }
 
 /// How resolved secrets are written.
@@ -86,7 +97,17 @@ pub struct Plan {
 
 /// Resolves every agent service's grants. Plans are keyed by service name.
 pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
-    let mut r = Resolver { pod, reg, env, mode, diags: Vec::new(), auth_reported: HashSet::new() };
+    let mut r = Resolver {
+        pod,
+        reg,
+        env,
+        mode,
+        diags: Vec::new(),
+        auth_reported: HashSet::new(),
+        tool_names: HashMap::new(),
+        suggestions_left: MAX_SUGGESTIONS,
+        granted: 0,
+    };
     let mut plans = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
@@ -94,7 +115,7 @@ pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTree
         let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
         plans.insert(name.clone(), plan);
     }
-    (plans, r.diags)
+    (plans, cap_diagnostics(r.diags))
 }
 
 struct Resolver<'a> {
@@ -105,9 +126,24 @@ struct Resolver<'a> {
     diags: Vec<Diagnostic>,
     /// (consumer, provider) pairs whose missing token was already reported.
     auth_reported: HashSet<(String, String)>,
+    /// Tool name → index, per tool service, built on first use (a grant list may name
+    /// 30,000 tools of a descriptor declaring 20,000).
+    tool_names: HashMap<&'a str, HashMap<&'a str, usize>>,
+    suggestions_left: usize,
+    /// Tools granted so far, each replica counted (bounded by [`MAX_GRANTED_TOOLS`]).
+    granted: u64,
 }
 
-impl Resolver<'_> {
+impl<'a> Resolver<'a> {
+    /// [`suggest`] while the run's budget lasts, then just the fallback.
+    fn suggest<'c>(&mut self, needle: &str, candidates: impl IntoIterator<Item = &'c str>, fallback: impl Into<String>) -> String {
+        if self.suggestions_left == 0 {
+            return fallback.into();
+        }
+        self.suggestions_left -= 1;
+        suggest(needle, candidates, fallback)
+    }
+
     fn require_cllama(&mut self, svc: &Service) {
         let Some(claw) = &svc.claw else { return };
         if !claw.cllama.is_empty() {
@@ -136,13 +172,14 @@ impl Resolver<'_> {
         );
     }
 
-    fn tools(&mut self, svc: &Service) -> Vec<GrantedTool> {
+    fn tools(&mut self, svc: &'a Service) -> Vec<GrantedTool> {
         let Some(claw) = &svc.claw else { return Vec::new() };
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for (i, g) in claw.tools.iter().enumerate() {
             let target = &g.service.value;
-            let Some(desc) = self.reg.services.get(target).map(|d| &d.descriptor).filter(|d| !d.tools.is_empty()) else {
+            let reg: &'a Registry = self.reg;
+            let Some(desc) = reg.services.get(target).map(|d| &d.descriptor).filter(|d| !d.tools.is_empty()) else {
                 self.unknown_service(svc, i, target, g.service.loc);
                 continue;
             };
@@ -150,6 +187,9 @@ impl Resolver<'_> {
                 Allow::All => (0..desc.tools.len()).collect(),
                 Allow::Named(names) => names.iter().filter_map(|n| self.tool_index(svc, target, desc, n)).collect(),
             };
+            if !self.within_grant_limit(svc, claw.count, indices.len(), g.loc) {
+                return Vec::new();
+            }
             let via = Provenance { grant: g.loc, origin: g.origin, all: matches!(g.allow, Allow::All) };
             for index in indices {
                 if seen.insert((target.clone(), index)) {
@@ -162,6 +202,25 @@ impl Resolver<'_> {
         out
     }
 
+    /// Charges `n` more tools for each of `count` replicas against [`MAX_GRANTED_TOOLS`];
+    /// past it, reports once and grants nothing more.
+    fn within_grant_limit(&mut self, svc: &Service, count: u32, n: usize, loc: Loc) -> bool {
+        let before = self.granted;
+        self.granted = before.saturating_add((n as u64).saturating_mul(u64::from(count)));
+        if self.granted <= MAX_GRANTED_TOOLS {
+            return true;
+        }
+        if before <= MAX_GRANTED_TOOLS {
+            let msg = format!(
+                "service \"{}\": the pod grants more than {MAX_GRANTED_TOOLS} tools (each replica counted); the limit is reached here",
+                svc.name
+            );
+            let help = "grant named tools instead of `allow: all`, or fewer replicas; every granted tool is listed for every agent";
+            self.diags.push(Diagnostic::error(codes::TOO_MANY_GRANTS, msg).at(loc).help(help));
+        }
+        false
+    }
+
     fn unknown_service(&mut self, svc: &Service, i: usize, target: &str, loc: Loc) {
         let msg = format!("service \"{}\": tool policy {i} references unknown tool service \"{target}\"", svc.name);
         let help = match (self.pod.services.get(target), self.reg.services.get(target)) {
@@ -169,17 +228,28 @@ impl Resolver<'_> {
             (Some(_), None) => format!(
                 "clawc found no descriptor for \"{target}\": give it one with `x-claw.describe-file`, `--descriptor {target}=PATH`, or a build context with .claw-describe.json"
             ),
-            (None, _) => suggest(target, self.reg.tool_services().map(|(s, _)| s), "name a pod service whose descriptor declares tools"),
+            (None, _) => {
+                let reg = self.reg;
+                self.suggest(target, reg.tool_services().map(|(s, _)| s), "name a pod service whose descriptor declares tools")
+            }
         };
         self.diags.push(Diagnostic::error(codes::UNKNOWN_TOOL_SERVICE, msg).at(loc).help(help));
     }
 
-    fn tool_index(&mut self, svc: &Service, target: &str, desc: &Descriptor, name: &crate::pod::Spanned<String>) -> Option<usize> {
-        let found = desc.tools.iter().position(|t| t.name == name.value);
+    fn tool_index(&mut self, svc: &Service, target: &'a str, desc: &'a Descriptor, name: &crate::pod::Spanned<String>) -> Option<usize> {
+        let index = self.tool_names.entry(target).or_insert_with(|| {
+            // The first of duplicate names wins, as a scan from the front would find it.
+            let mut m = HashMap::with_capacity(desc.tools.len());
+            for (i, t) in desc.tools.iter().enumerate() {
+                m.entry(t.name.as_str()).or_insert(i);
+            }
+            m
+        });
+        let found = index.get(name.value.as_str()).copied();
         if found.is_none() {
             let msg = format!("service \"{}\": tool policy for \"{target}\" references unknown tool \"{}\"", svc.name, name.value);
-            let names: Vec<&str> = desc.tools.iter().map(|t| t.name.as_str()).collect();
-            let help = suggest(&name.value, names.iter().copied(), format!("\"{target}\" declares: {}", names.join(", ")));
+            let names = desc.tools.iter().map(|t| t.name.as_str());
+            let help = self.suggest(&name.value, names.clone(), format!("\"{target}\" declares: {}", listed(names, desc.tools.len())));
             self.diags.push(Diagnostic::error(codes::UNKNOWN_TOOL, msg).at(name.loc).help(help));
         }
         found
@@ -197,9 +267,10 @@ impl Resolver<'_> {
                     }
                     None => {
                         let msg = format!("service \"{}\": feed \"{}\" was not found in the descriptor registry", svc.name, n.value);
-                        let help = suggest(
+                        let reg = self.reg;
+                        let help = self.suggest(
                             &n.value,
-                            self.reg.feeds.keys().map(String::as_str),
+                            reg.feeds.keys().map(String::as_str),
                             "subscribe to a feed that a service descriptor declares in \"feeds\"",
                         );
                         self.diags.push(Diagnostic::error(codes::UNKNOWN_FEED, msg).at(n.loc).help(help));
@@ -220,9 +291,10 @@ impl Resolver<'_> {
         let target = &m.service.value;
         let Some(d) = self.reg.services.get(target) else {
             let msg = format!("service \"{}\": memory target \"{target}\" has no descriptor", svc.name);
-            let help = suggest(
+            let pod = self.pod;
+            let help = self.suggest(
                 target,
-                self.pod.services.keys().map(String::as_str),
+                pod.services.keys().map(String::as_str),
                 "give the memory service a descriptor with a \"memory\" block",
             );
             self.diags.push(Diagnostic::error(codes::MEMORY_TARGET, msg).at(m.service.loc).help(help));
@@ -294,4 +366,10 @@ impl Resolver<'_> {
         };
         self.diags.push(Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help));
     }
+}
+
+/// The first [`MAX_LISTED`] names, and how many there are when that is not all of them.
+fn listed<'n>(names: impl Iterator<Item = &'n str>, total: usize) -> String {
+    let shown: Vec<&str> = names.take(MAX_LISTED).collect();
+    if total > shown.len() { format!("{}, … ({total} tools)", shown.join(", ")) } else { shown.join(", ") }
 }

@@ -1,7 +1,7 @@
 //! The canonical IR: every described service with its descriptor, and the pod-global
 //! feed registry. Tools stay with their service (namespaced `<service>.<tool>` later).
 
-use crate::describe::json_span::{Seg, locate};
+use crate::describe::json_span::{Locator, Seg};
 use crate::describe::{Descriptor, FeedSpec};
 use crate::diag::Diagnostic;
 use crate::source::OriginKind;
@@ -53,11 +53,12 @@ impl Registry {
         let mut feeds: BTreeMap<String, FeedDef> = BTreeMap::new();
         let mut diags = Vec::new();
         for (svc, d) in &services {
+            // One locator per descriptor: every feed of it may collide.
+            let mut locator = Locator::new(sources.get(d.file));
             for (i, spec) in d.descriptor.feeds.iter().enumerate() {
                 if let Some(first) = feeds.get(&spec.name) {
-                    let text = &sources.get(d.file).text;
-                    let (s, e) = locate(text, &[Seg::Key("feeds".into()), Seg::Index(i), Seg::Key("name".into())]);
-                    let loc = Loc { file: d.file, span: sources.get(d.file).span(s, e) };
+                    let span = locator.span_of(&[Seg::Key("feeds".into()), Seg::Index(i), Seg::Key("name".into())]);
+                    let loc = Loc { file: d.file, span };
                     let msg = format!("feed name \"{}\" is declared by both \"{}\" and \"{svc}\"", spec.name, first.source);
                     diags.push(
                         Diagnostic::error(codes::FEED_COLLISION, msg)
@@ -69,7 +70,7 @@ impl Registry {
                 feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone() });
             }
         }
-        (Registry { services, feeds, runners: BTreeMap::new() }, diags)
+        (Registry { services, feeds, runners: BTreeMap::new() }, crate::pod::cap_diagnostics(diags))
     }
 
     /// Tool `index` of `service` (both come from a resolved grant, so they exist).

@@ -16,6 +16,10 @@ use std::collections::HashMap;
 pub const MAX_DEPTH: usize = 64;
 /// Most nodes one document may produce, counting every alias expansion.
 pub const MAX_NODES: usize = 1_000_000;
+/// Most scalar bytes one document may produce, counting every alias expansion and every
+/// anchored copy: four times the 8 MiB input limit. A node budget alone lets a few large
+/// scalars, aliased thousands of times, exhaust memory.
+pub const MAX_BYTES: usize = 4 * crate::source::fs::MAX_INPUT_BYTES as usize;
 
 pub mod codes {
     pub const SYNTAX: &str = "clawc::parse::yaml_syntax";
@@ -110,13 +114,18 @@ impl Node {
         }
     }
 
-    fn count(&self) -> usize {
+    /// Nodes and scalar bytes in this tree (what a copy of it costs).
+    fn weight(&self) -> (usize, usize) {
         match &self.kind {
-            Kind::Scalar { .. } => 1,
-            Kind::Seq(items) => 1 + items.iter().map(Node::count).sum::<usize>(),
-            Kind::Map(entries) => 1 + entries.iter().map(|(k, v)| k.count() + v.count()).sum::<usize>(),
+            Kind::Scalar { text, .. } => (1, text.len()),
+            Kind::Seq(items) => items.iter().map(Node::weight).fold((1, 0), add),
+            Kind::Map(entries) => entries.iter().flat_map(|(k, v)| [k.weight(), v.weight()]).fold((1, 0), add),
         }
     }
+}
+
+fn add(a: (usize, usize), b: (usize, usize)) -> (usize, usize) {
+    (a.0 + b.0, a.1 + b.1)
 }
 
 fn parse_int(text: &str) -> Option<i64> {
@@ -146,6 +155,8 @@ struct Builder<'a> {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Node>,
     nodes: usize,
+    /// Scalar bytes produced, copies included (bounded by [`MAX_BYTES`]).
+    bytes: usize,
     root: Option<Node>,
     errors: Vec<Diagnostic>,
     cursor: CharCursor<'a>,
@@ -159,6 +170,7 @@ impl<'a> Builder<'a> {
             stack: Vec::new(),
             anchors: HashMap::new(),
             nodes: 0,
+            bytes: 0,
             root: None,
             errors: Vec::new(),
             cursor: CharCursor::new(&src.text),
@@ -205,6 +217,7 @@ impl<'a> Builder<'a> {
                 Event::Scalar(value, style, anchor, tag) => {
                     let is_str_tag = tag.as_ref().is_some_and(|t| t.suffix == "str" || t.suffix.ends_with(":str"));
                     let plain = style == ScalarStyle::Plain && !is_str_tag;
+                    self.charge(0, value.len(), loc)?;
                     let node = Node { kind: Kind::Scalar { text: value.into_owned(), plain }, loc };
                     self.finish(node, anchor)?;
                 }
@@ -217,18 +230,11 @@ impl<'a> Builder<'a> {
                             "define the anchor (`&name`) before using it",
                         );
                     };
-                    let count = node.count();
-                    if self.nodes + count > MAX_NODES {
-                        return self.fail(
-                            codes::ALIAS_BUDGET,
-                            format!("aliases expand to more than {MAX_NODES} nodes"),
-                            loc,
-                            "this looks like an alias bomb; expand fewer aliases",
-                        );
-                    }
+                    let (nodes, bytes) = node.weight();
                     let mut node = node.clone();
                     node.loc = loc;
-                    self.nodes += count - 1;
+                    // `finish` counts the node itself.
+                    self.charge(nodes - 1, bytes, loc)?;
                     self.finish(node, 0)?;
                 }
                 Event::SequenceStart(anchor, _) => {
@@ -248,6 +254,21 @@ impl<'a> Builder<'a> {
         }
         let loc = Loc { file: self.file, span: Span::FILE };
         Ok(self.root.take().unwrap_or(Node { kind: Kind::Scalar { text: String::new(), plain: true }, loc }))
+    }
+
+    /// Charges a copy (an alias expansion, an anchored node, a scalar) against the node
+    /// and byte budgets; an alias bomb stops here, before the copy is made.
+    fn charge(&mut self, nodes: usize, bytes: usize, loc: Loc) -> Result<(), Vec<Diagnostic>> {
+        self.nodes += nodes;
+        self.bytes += bytes;
+        let over = if self.nodes > MAX_NODES {
+            format!("aliases expand to more than {MAX_NODES} nodes")
+        } else if self.bytes > MAX_BYTES {
+            format!("aliases expand to more than {} MiB of text", MAX_BYTES >> 20)
+        } else {
+            return Ok(());
+        };
+        self.fail(codes::ALIAS_BUDGET, over, loc, "this looks like an alias bomb; expand fewer aliases").map(|_| ())
     }
 
     fn push(&mut self, frame: Frame, loc: Loc) -> Result<(), Vec<Diagnostic>> {
@@ -335,6 +356,9 @@ impl<'a> Builder<'a> {
                 .map(|_| ());
         }
         if anchor != 0 {
+            // Keeping the anchor is a copy; nested anchors would otherwise multiply the tree.
+            let (nodes, bytes) = node.weight();
+            self.charge(nodes, bytes, node.loc)?;
             self.anchors.insert(anchor, node.clone());
         }
         match self.stack.last_mut() {

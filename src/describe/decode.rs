@@ -3,7 +3,7 @@
 //! ignored and field names match case-insensitively; unlike Clawdapus, every problem is
 //! reported rather than only the first.
 
-use super::json_span::{Seg, locate};
+use super::json_span::{Locator, Seg};
 use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, HttpExec, McpEndpoint, Memory, Tool, diags, schema};
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, Loc, SourceFile};
@@ -12,15 +12,17 @@ use std::collections::HashSet;
 
 /// Decodes and validates one descriptor. Returns it only when it has no error.
 pub fn decode(file: FileId, src: &SourceFile) -> (Option<Descriptor>, Vec<Diagnostic>) {
-    let mut d = Dec { file, src, diags: Vec::new() };
+    let mut d = Dec { file, src, locator: Locator::new(src), diags: Vec::new() };
     let desc = d.descriptor();
     let ok = !d.diags.iter().any(Diagnostic::is_error);
-    (desc.filter(|_| ok), d.diags)
+    (desc.filter(|_| ok), crate::pod::cap_diagnostics(d.diags))
 }
 
 struct Dec<'a> {
     file: FileId,
     src: &'a SourceFile,
+    /// Locates every reported value without rescanning the text.
+    locator: Locator<'a>,
     diags: Vec<Diagnostic>,
 }
 
@@ -55,9 +57,8 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 impl Dec<'_> {
-    fn loc(&self, path: &[Seg]) -> Loc {
-        let (s, e) = locate(&self.src.text, path);
-        Loc { file: self.file, span: self.src.span(s, e) }
+    fn loc(&mut self, path: &[Seg]) -> Loc {
+        Loc { file: self.file, span: self.locator.span_of(path) }
     }
 
     fn err(&mut self, code: &'static str, msg: impl Into<String>, path: &[Seg], help: impl Into<String>) {

@@ -3,6 +3,14 @@
 //! serde_json keeps no positions, so descriptor diagnostics locate values by walking the
 //! raw text along the path. The text has already parsed, so the walker may assume valid
 //! JSON; on anything unexpected it returns what it has (the enclosing value).
+//!
+//! [`locate`] walks from the start of the text each time, which is fine for one value;
+//! a pass that reports on thousands of values uses a [`Locator`], which scans each
+//! object and array on the way once and turns offsets into lines and columns without
+//! rescanning the text (otherwise a descriptor of 20,000 bad tools takes minutes).
+
+use crate::sourcemap::{SourceFile, Span};
+use std::collections::HashMap;
 
 /// One step of a path into a JSON document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,6 +129,131 @@ fn find_index(b: &[u8], arr: usize, index: usize) -> Option<usize> {
     None
 }
 
+/// [`locate`] and [`SourceFile::span`] for many paths into one text, in time linear in
+/// the text plus what each path walks.
+pub struct Locator<'t> {
+    src: &'t SourceFile,
+    /// Object start → its keys' value starts (the last of duplicate keys wins).
+    objects: HashMap<usize, HashMap<String, usize>>,
+    /// Array start → its elements' starts.
+    arrays: HashMap<usize, Vec<usize>>,
+    /// Offsets of every `\n`, built on first use.
+    newlines: Option<Vec<usize>>,
+    /// Characters before every [`BLOCK`]-byte boundary, built on first use.
+    chars: Option<Vec<usize>>,
+}
+
+const BLOCK: usize = 4096;
+
+impl<'t> Locator<'t> {
+    pub fn new(src: &'t SourceFile) -> Self {
+        Locator { src, objects: HashMap::new(), arrays: HashMap::new(), newlines: None, chars: None }
+    }
+
+    /// What [`locate`] gives, as a [`Span`] with its line and column.
+    pub fn span_of(&mut self, path: &[Seg]) -> Span {
+        let (s, e) = self.locate(path);
+        self.span(s, e)
+    }
+
+    /// What [`locate`] gives, scanning each container on the way at most once per text.
+    pub fn locate(&mut self, path: &[Seg]) -> (usize, usize) {
+        let text: &str = &self.src.text;
+        let b = text.as_bytes();
+        let mut pos = skip_ws(b, 0);
+        for seg in path {
+            let found = match (seg, b.get(pos)) {
+                (Seg::Key(k), Some(b'{')) => self.objects.entry(pos).or_insert_with(|| object_keys(text, pos)).get(k).copied(),
+                (Seg::Index(i), Some(b'[')) => self.arrays.entry(pos).or_insert_with(|| array_elements(b, pos)).get(*i).copied(),
+                _ => None,
+            };
+            match found {
+                Some(p) => pos = p,
+                None => break,
+            }
+        }
+        (pos, value_end(b, pos))
+    }
+
+    /// The same [`Span`] as [`SourceFile::span`], by binary search instead of a rescan.
+    pub fn span(&mut self, start: usize, end: usize) -> Span {
+        let text: &str = &self.src.text;
+        let start = start.min(text.len());
+        let end = end.clamp(start, text.len());
+        let at = floor_char(text, start);
+        let newlines = self.newlines.get_or_insert_with(|| text.bytes().enumerate().filter(|(_, c)| *c == b'\n').map(|(i, _)| i).collect());
+        let line = newlines.partition_point(|&n| n < at);
+        let line_start = if line == 0 { 0 } else { newlines[line - 1] + 1 };
+        let chars = self.chars.get_or_insert_with(|| char_marks(text));
+        let col = chars_before(text, chars, at) - chars_before(text, chars, line_start);
+        Span { start, end, line: line as u32 + 1, col: col as u32 + 1 }
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Characters before each multiple of [`BLOCK`] bytes.
+fn char_marks(text: &str) -> Vec<usize> {
+    let mut marks = vec![0];
+    for block in text.as_bytes().chunks(BLOCK) {
+        marks.push(marks[marks.len() - 1] + char_starts(block));
+    }
+    marks
+}
+
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&c| (c as i8) >= -0x40).count()
+}
+
+/// Characters before byte `at` (a char boundary).
+fn chars_before(text: &str, marks: &[usize], at: usize) -> usize {
+    let block = at / BLOCK;
+    marks[block] + char_starts(&text.as_bytes()[block * BLOCK..at])
+}
+
+/// Every key of the object at `obj` → the start of its value (later duplicates win).
+fn object_keys(text: &str, obj: usize) -> HashMap<String, usize> {
+    let b = text.as_bytes();
+    let mut out = HashMap::new();
+    let mut i = skip_ws(b, obj + 1);
+    while i < b.len() && b[i] == b'"' {
+        let kend = string_end(b, i);
+        let k: Option<String> = serde_json::from_str(&text[i..kend]).ok();
+        let colon = skip_ws(b, kend);
+        let vstart = skip_ws(b, colon + 1);
+        if let Some(k) = k {
+            out.insert(k, vstart);
+        }
+        i = skip_ws(b, value_end(b, vstart));
+        if b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The start of every element of the array at `arr`.
+fn array_elements(b: &[u8], arr: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, arr + 1);
+    while i < b.len() && b[i] != b']' {
+        out.push(i);
+        i = skip_ws(b, value_end(b, i));
+        if b.get(i) != Some(&b',') {
+            break;
+        }
+        i = skip_ws(b, i + 1);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +269,27 @@ mod tests {
         assert_eq!(&t[s..e], "true");
         let (s, e) = locate(t, &[Seg::Key("a".into()), Seg::Index(9)]);
         assert_eq!(&t[s..e], r#"[1, {"b\"x": "v,}"}, [2]]"#);
+    }
+
+    #[test]
+    fn the_locator_agrees_with_locate_and_span() {
+        let t = "{\"a\": [1, {\"b\": \"v\"}, [2]],\n \"é\": {\"c\": [true,\n  \"ü\", 3]}, \"a\": [9, 8]}";
+        let src = SourceFile { name: "t.json".into(), text: t.into(), sensitive: false };
+        let mut loc = Locator::new(&src);
+        let paths = [
+            vec![Seg::Key("a".into()), Seg::Index(1)],
+            vec![Seg::Key("é".into()), Seg::Key("c".into()), Seg::Index(2)],
+            vec![Seg::Key("é".into()), Seg::Key("c".into()), Seg::Index(1)],
+            vec![Seg::Key("nope".into())],
+            vec![Seg::Key("a".into()), Seg::Index(7)],
+        ];
+        for p in &paths {
+            let (s, e) = locate(t, p);
+            assert_eq!(loc.locate(p), (s, e), "{p:?}");
+            assert_eq!(loc.span_of(p), src.span(s, e), "{p:?}");
+        }
+        for at in 0..=t.len() {
+            assert_eq!(loc.span(at, at), src.span(at, at), "at {at}");
+        }
     }
 }

@@ -9,6 +9,7 @@ pub const PATH_ESCAPE: &str = "clawc::image::path_escape";
 pub const TOO_LARGE: &str = "clawc::image::too_large";
 pub const NOT_UTF8: &str = "clawc::image::not_utf8";
 pub const CORRUPT: &str = "clawc::image::corrupt";
+pub const LAYER_TOO_LARGE: &str = "clawc::image::layer_too_large";
 pub const INVALID_SNAPSHOT: &str = "clawc::image::invalid_snapshot";
 pub const TOOL_COLLISION: &str = "clawc::image::tool_collision";
 pub const SNAPSHOT_CONFLICT: &str = "clawc::image::snapshot_conflict";

@@ -9,12 +9,16 @@ use super::{FileRead, ImageInfo};
 use bollard::Docker;
 use bollard::errors::Error;
 use bollard::models::ContainerCreateBody;
-use bollard::query_parameters::{CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::query_parameters::{
+    ContainerArchiveInfoOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder,
+};
 use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Go's `os.ModeSymlink`, as the engine reports a path's mode.
+const GO_MODE_SYMLINK: u32 = 1 << 27;
 /// How long to wait for the engine to answer a ping before calling it unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The label put on the temporary containers, so a user can find any a crash left.
@@ -36,7 +40,10 @@ pub fn host() -> String {
 /// What the archive API gave for one path.
 enum Fetched {
     Done(FileRead),
-    Link(String),
+    /// A symlink's target, taken from the link's directory.
+    Symlink(String),
+    /// A hardlink's target, taken from the image root.
+    Hardlink(String),
 }
 
 impl Engine {
@@ -106,19 +113,47 @@ impl Engine {
     }
 
     /// One path, following symlinks inside the image root (the archive API hands a
-    /// symlink back as itself).
+    /// symlink back as itself). The directories on the way are followed here too: the
+    /// engine would resolve them itself and keep a `..` that climbs above `/` at the root,
+    /// where a layout or an archive refuses it.
     async fn read_one(&self, cid: &str, path: &str) -> Result<FileRead, String> {
         let mut path = layers::normalize(path);
-        for _ in 0..40 {
-            match self.fetch(cid, &path).await? {
+        'hop: for _ in 0..=layers::MAX_HOPS {
+            for anc in layers::ancestors(&path) {
+                let Some(target) = self.symlink_at(cid, &anc).await? else { continue };
+                let Some(base) = layers::resolve_link(&anc, &target) else { return Ok(FileRead::Escape(target)) };
+                path = layers::normalize(&format!("{base}/{}", &path[anc.len()..]));
+                continue 'hop;
+            }
+            let (from, target) = match self.fetch(cid, &path).await? {
                 Fetched::Done(r) => return Ok(r),
-                Fetched::Link(t) => match layers::resolve_link(&path, &t) {
-                    Some(next) => path = next,
-                    None => return Ok(FileRead::Escape(t)),
-                },
+                Fetched::Symlink(t) => (path.as_str(), t),
+                Fetched::Hardlink(t) => ("/", t),
+            };
+            match layers::resolve_link(from, &target) {
+                Some(next) => path = next,
+                None => return Ok(FileRead::Escape(target)),
             }
         }
         Ok(FileRead::TooManyLinks)
+    }
+
+    /// The target of the symlink at `path` (whose own ancestors are no symlinks), `None`
+    /// when it is something else or absent. A stat first, so a directory is not streamed.
+    async fn symlink_at(&self, cid: &str, path: &str) -> Result<Option<String>, String> {
+        let opts = ContainerArchiveInfoOptionsBuilder::default().path(path).build();
+        match self.client.get_container_archive_info(cid, Some(opts)).await {
+            Ok(stat) if stat.file_mode & GO_MODE_SYMLINK == 0 => return Ok(None),
+            Err(Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(None),
+            // A symlink, or a stat the engine failed (it resolves a symlink fully to stat
+            // it, so a loop fails here, and a HEAD answer carries no message to tell why):
+            // the archive API hands the link back as itself either way.
+            Ok(_) | Err(_) => {}
+        }
+        match self.fetch(cid, path).await? {
+            Fetched::Symlink(t) => Ok(Some(t)),
+            _ => Ok(None),
+        }
     }
 
     async fn fetch(&self, cid: &str, path: &str) -> Result<Fetched, String> {
@@ -131,6 +166,11 @@ impl Engine {
             match chunk {
                 Ok(b) => buf.extend_from_slice(&b),
                 Err(Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(Fetched::Done(FileRead::Missing)),
+                // The engine resolves the directories on the way itself; a loop there is the
+                // image's fault, as it is when clawc follows the links (exit 2, not 3).
+                Err(Error::DockerResponseServerError { message, .. }) if is_link_loop(&message) => {
+                    return Ok(Fetched::Done(FileRead::TooManyLinks));
+                }
                 Err(e) => return Err(format!("read {path}: {e}")),
             }
             if let Some(early) = early_answer(&buf) {
@@ -164,9 +204,33 @@ fn first_entry(buf: &[u8]) -> std::io::Result<Fetched> {
             let size = entry.size();
             Fetched::Done(layers::read_entry(&mut entry, size)?)
         }
-        tar::EntryType::Symlink | tar::EntryType::Link => {
-            Fetched::Link(entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default())
-        }
+        tar::EntryType::Symlink => Fetched::Symlink(link_name(&entry)),
+        tar::EntryType::Link => Fetched::Hardlink(link_name(&entry)),
         _ => Fetched::Done(FileRead::NotAFile),
     })
+}
+
+fn link_name(entry: &tar::Entry<impl std::io::Read>) -> String {
+    entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default()
+}
+
+/// Whether an engine error says a path's links loop: Docker's own resolver ("too many
+/// links") or the kernel's ELOOP ("too many levels of symbolic links").
+fn is_link_loop(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("too many links") || m.contains("too many levels of symbolic links")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_link_loops_are_recognised() {
+        assert!(is_link_loop(
+            "Could not find the file /loop/d.json in container x: evalSymlinksInScope: too many links in /var/lib/x/loop/d.json"
+        ));
+        assert!(is_link_loop("lstat /x/loop: too many levels of symbolic links"));
+        assert!(!is_link_loop("No such container: abc"));
+    }
 }

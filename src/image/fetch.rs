@@ -96,7 +96,7 @@ async fn open_stores(sources: &[ImageSource]) -> Result<(Vec<Store>, Vec<String>
                     tried.push(s.to_string());
                     stores.push(Store::Layout { name: s.to_string(), layout });
                 }
-                Some(Err(e)) => errors.push(corrupt(s, &e.0)),
+                Some(Err(e)) => errors.push(corrupt(s, &e.message)),
                 None => {}
             },
             ImageSource::Auto | ImageSource::Docker => match Engine::connect().await {
@@ -237,8 +237,13 @@ impl Reader<'_> {
                 e.read(cid, paths).await.map_err(|m| docker_error(reference, &m))
             }
             Store::Layout { layout, name } => layout.read(reference, paths).map_err(|e| {
-                Diagnostic::error(diags::CORRUPT, format!("image {reference} in {name}: {}", e.0))
-                    .help("the layout or archive is damaged; recreate it")
+                let help = if e.code == diags::LAYER_TOO_LARGE {
+                    "clawc inflates at most 8 GiB per layer and 32 GiB per image, and indexes at most a million links; \
+                     this looks like a decompression bomb (a real image this large can be read with --images docker)"
+                } else {
+                    "the layout or archive is damaged; recreate it"
+                };
+                Diagnostic::error(e.code, format!("image {reference} in {name}: {}", e.message)).help(help)
             }),
         }
     }

@@ -3,8 +3,14 @@
 //! opaque directories are honoured, and symlinks and hardlinks are followed inside the
 //! image root. A link that climbs above `/` is refused rather than clamped, so a label
 //! can never make clawc read something the image author did not put at that path.
+//!
+//! Layers come from whoever built the image, so reading them is bounded: each layer and
+//! the whole image may inflate to a limited number of bytes ([`Limits`]), and the layers
+//! are streamed at most twice however many links a lookup follows (every link is indexed
+//! on the first pass; a second pass reads only files that link chains end at).
 
 use super::FileRead;
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
 
@@ -12,7 +18,31 @@ use std::io::{BufRead, BufReader, Read};
 pub const MAX_FILE_BYTES: u64 = crate::source::fs::MAX_INPUT_BYTES;
 
 /// How many links one lookup may follow (Linux uses 40 as well).
-const MAX_HOPS: usize = 40;
+pub const MAX_HOPS: usize = 40;
+
+/// Largest GNU long-name or long-link entry, or PAX extension header, in a layer. The
+/// tar crate buffers such an entry whole, so without this a layer could make it allocate
+/// gigabytes; real ones hold a path or a few attributes.
+const MAX_EXTENSION_BYTES: u64 = 1 << 20;
+
+/// How much reading one image may cost.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Bytes one layer may inflate to (its uncompressed tar stream).
+    pub layer_bytes: u64,
+    /// Bytes all layers of the image may inflate to, together.
+    pub image_bytes: u64,
+    /// Links, whiteouts and opaque markers indexed for one image.
+    pub indexed: usize,
+}
+
+impl Limits {
+    /// 8 GiB per layer and 32 GiB per image hold the largest real images (CUDA and ML
+    /// stacks) and stop a decompression bomb (a few MB of zstd that inflate to 64 GiB)
+    /// after seconds. One million index entries is far more links than a distribution
+    /// ships, and a few hundred MB at most.
+    pub const DEFAULT: Limits = Limits { layer_bytes: 8 << 30, image_bytes: 32 << 30, indexed: 1_000_000 };
+}
 
 /// What one layer says about one path.
 #[derive(Clone, Debug)]
@@ -33,9 +63,14 @@ struct Layer {
     opaque: BTreeSet<String>,
 }
 
-/// An error reading a layer: the layer's bytes are not a readable tar stream.
+/// An error reading a layer.
 #[derive(Debug)]
-pub struct LayerError(pub String);
+pub enum LayerError {
+    /// The layer's bytes are not a readable tar stream (or its blob could not be opened).
+    Unreadable(String),
+    /// The layer or the image is over a [`Limits`] bound.
+    TooLarge(String),
+}
 
 /// Normalises an absolute image path: `/a/./b//c/` → `/a/b/c`. `..` is kept out by the
 /// caller ([`resolve_link`]); here it simply cannot climb above `/`.
@@ -73,13 +108,9 @@ pub(crate) fn resolve_link(at: &str, target: &str) -> Option<String> {
 }
 
 /// `/a/b/c` → `/a`, `/a/b` (strict ancestors, outermost first).
-fn ancestors(path: &str) -> Vec<String> {
+pub(crate) fn ancestors(path: &str) -> Vec<String> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     (1..parts.len()).map(|n| format!("/{}", parts[..n].join("/"))).collect()
-}
-
-fn is_under(path: &str, dir: &str) -> bool {
-    dir == "/" || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Opens a layer blob, whatever its compression.
@@ -95,52 +126,275 @@ pub fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 
     })
 }
 
-/// Indexes one layer for `wanted` paths (and everything on their way).
-fn index_layer(reader: impl Read, wanted: &BTreeSet<String>) -> Result<Layer, LayerError> {
-    let interesting: BTreeSet<String> = wanted.iter().flat_map(|w| ancestors(w).into_iter().chain([w.clone()])).collect();
-    let mut layer = Layer::default();
-    let mut archive = tar::Archive::new(decompress(reader).map_err(|e| LayerError(e.to_string()))?);
-    let entries = archive.entries().map_err(|e| LayerError(e.to_string()))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| LayerError(e.to_string()))?;
-        let raw = entry.path_bytes();
-        let path = normalize(&String::from_utf8_lossy(&raw));
-        // Tars may leave parent directories implicit: an entry proves its parents exist.
-        for anc in ancestors(&path).into_iter().filter(|a| interesting.contains(a)) {
-            layer.nodes.entry(anc).or_insert(Node::Dir);
-        }
-        let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
-        let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
-        if base == ".wh..wh..opq" {
-            layer.opaque.insert(dir);
-            continue;
-        }
-        if let Some(name) = base.strip_prefix(".wh.") {
-            let gone = normalize(&format!("{dir}/{name}"));
-            layer.whiteouts.insert(gone);
-            continue;
-        }
-        if !interesting.contains(&path) {
-            continue;
-        }
-        let link = || entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
-        let node = match entry.header().entry_type() {
-            tar::EntryType::Directory => Node::Dir,
-            tar::EntryType::Symlink => Node::Symlink(link()),
-            tar::EntryType::Link => Node::Hardlink(normalize(&link())),
-            tar::EntryType::Regular | tar::EntryType::Continuous => {
-                if wanted.contains(&path) {
-                    let size = entry.header().size().map_err(|e| LayerError(e.to_string()))?;
-                    Node::File(read_entry(&mut entry, size).map_err(|e| LayerError(e.to_string()))?)
-                } else {
-                    Node::File(FileRead::Missing)
-                }
-            }
-            _ => Node::File(FileRead::NotAFile),
-        };
-        layer.nodes.insert(path, node);
+/// The state of one pass over an image's layers (bottom first).
+struct Pass<'l> {
+    limits: &'l Limits,
+    /// Paths whose contents are read.
+    wanted: &'l BTreeSet<String>,
+    /// `wanted` and their ancestors: recorded whatever they are.
+    interesting: BTreeSet<String>,
+    /// Every path some layer so far made a link. Entries at these paths in upper layers
+    /// are recorded too, so whether a path is a link is always known exactly.
+    links: BTreeSet<String>,
+    indexed: usize,
+}
+
+/// The inflated bytes one pass may still read, shared by its layers' [`Metered`] streams.
+struct Meter {
+    image_left: Cell<u64>,
+    /// Which bound a read hit.
+    tripped: Cell<Option<Bound>>,
+}
+
+#[derive(Clone, Copy)]
+enum Bound {
+    Layer,
+    Image,
+    Extension,
+}
+
+/// Watches a layer's tar headers as they stream past, to refuse an extension entry over
+/// [`MAX_EXTENSION_BYTES`] before the tar crate buffers it. It follows the stream's
+/// layout as the tar crate reads it (a header, GNU sparse extension blocks, data padded
+/// to 512 bytes; a PAX `size` record sizes the next entry); should it lose step (a
+/// header whose checksum does not match), it stops watching and leaves the verdict on
+/// the stream to the tar reader.
+struct HeaderGuard<'m, R> {
+    inner: R,
+    meter: &'m Meter,
+    /// Bytes passed so far.
+    pos: u64,
+    /// Where the next header (or sparse extension) block starts; `None`: not watching.
+    next: Option<u64>,
+    /// The block being assembled.
+    block: Vec<u8>,
+    /// Inside GNU sparse extension blocks: the entry's data size.
+    sparse: Option<u64>,
+    /// A PAX header's data being collected: its end offset and bytes.
+    pax: Option<(u64, Vec<u8>)>,
+    /// A PAX `size` record, for the next entry that is not an extension.
+    size_override: Option<u64>,
+}
+
+impl<'m, R: Read> HeaderGuard<'m, R> {
+    fn new(inner: R, meter: &'m Meter) -> Self {
+        HeaderGuard { inner, meter, pos: 0, next: Some(0), block: Vec::with_capacity(512), sparse: None, pax: None, size_override: None }
     }
-    Ok(layer)
+
+    fn watch(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut i = 0;
+        while let Some(next) = self.next.filter(|_| i < bytes.len()) {
+            let at = self.pos + i as u64;
+            if at < next {
+                let n = (next - at).min((bytes.len() - i) as u64) as usize;
+                if let Some((end, data)) = &mut self.pax {
+                    let keep = (*end).saturating_sub(at).min(n as u64) as usize;
+                    data.extend_from_slice(&bytes[i..i + keep]);
+                }
+                i += n;
+                continue;
+            }
+            let n = (512 - self.block.len()).min(bytes.len() - i);
+            self.block.extend_from_slice(&bytes[i..i + n]);
+            i += n;
+            if self.block.len() == 512 {
+                let end = self.pos + i as u64;
+                self.header(end)?;
+                self.block.clear();
+            }
+        }
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// A complete block ending at `end`: a header, or a GNU sparse extension block.
+    fn header(&mut self, end: u64) -> std::io::Result<()> {
+        let padded = |size: u64| end.saturating_add(size.div_ceil(512).saturating_mul(512));
+        if let Some(size) = self.sparse {
+            // `isextended` is the byte after 21 sparse records of 24 bytes.
+            let more = self.block[504] == 1;
+            self.next = Some(if more { end } else { padded(size) });
+            self.sparse = self.sparse.filter(|_| more);
+            return Ok(());
+        }
+        if let Some((_, data)) = self.pax.take() {
+            self.size_override = pax_size(&data);
+        }
+        let header = tar::Header::from_byte_slice(&self.block);
+        // An all-zero block ends the archive (the tar reader stops there); a bad
+        // checksum means the layout was not what it seemed: stop watching either way.
+        if self.block.iter().all(|&b| b == 0) || header.cksum().ok() != Some(checksum(&self.block)) {
+            self.next = None;
+            return Ok(());
+        }
+        let Ok(mut size) = header.entry_size() else {
+            self.next = None;
+            return Ok(());
+        };
+        let kind = header.entry_type();
+        let extension = kind.is_gnu_longname() || kind.is_gnu_longlink() || kind.is_pax_local_extensions();
+        if extension && size > MAX_EXTENSION_BYTES {
+            self.meter.tripped.set(Some(Bound::Extension));
+            return Err(std::io::Error::other("tar extension entry over the limit"));
+        }
+        if !extension {
+            size = self.size_override.take().unwrap_or(size);
+        }
+        if kind.is_pax_local_extensions() {
+            self.pax = Some((end + size, Vec::new()));
+        }
+        if kind.is_gnu_sparse() && header.as_gnu().is_some_and(|g| g.is_extended()) {
+            self.sparse = Some(size);
+            self.next = Some(end);
+        } else {
+            self.next = Some(padded(size));
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for HeaderGuard<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.watch(&buf[..n])?;
+        Ok(n)
+    }
+}
+
+/// A tar header's checksum: the sum of its bytes, the checksum field read as spaces.
+fn checksum(block: &[u8]) -> u32 {
+    block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { u32::from(b' ') } else { u32::from(b) }).sum()
+}
+
+/// The first PAX `size` record, as the tar crate reads it.
+fn pax_size(data: &[u8]) -> Option<u64> {
+    let first = tar::PaxExtensions::new(data).map_while(Result::ok).find(|e| e.key() == Ok("size"))?;
+    first.value().ok()?.parse().ok()
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) { format!("{} GiB", bytes >> 30) } else { format!("{bytes} bytes") }
+}
+
+impl<'l> Pass<'l> {
+    fn new(limits: &'l Limits, wanted: &'l BTreeSet<String>) -> Self {
+        let interesting = wanted.iter().flat_map(|w| ancestors(w).into_iter().chain([w.clone()])).collect();
+        Pass { limits, wanted, interesting, links: BTreeSet::new(), indexed: 0 }
+    }
+
+    /// Counts an index entry that is not one of the interesting paths.
+    fn charge(&mut self) -> Result<(), LayerError> {
+        self.indexed += 1;
+        if self.indexed > self.limits.indexed {
+            let n = self.limits.indexed;
+            return Err(LayerError::TooLarge(format!("the image has more than {n} links and whiteouts")));
+        }
+        Ok(())
+    }
+
+    /// Indexes one layer: what it says about the interesting paths and about links.
+    fn layer(&mut self, meter: &Meter, reader: impl Read) -> Result<Layer, LayerError> {
+        let reader = decompress(reader).map_err(|e| LayerError::Unreadable(e.to_string()))?;
+        let metered = Metered { inner: reader, layer_left: self.limits.layer_bytes, meter };
+        let mut archive = tar::Archive::new(HeaderGuard::new(metered, meter));
+        let result = self.entries(&mut archive);
+        match (result, meter.tripped.get()) {
+            (Err(_), Some(Bound::Layer)) => {
+                Err(LayerError::TooLarge(format!("a layer inflates to more than {} (the per-layer limit)", size(self.limits.layer_bytes))))
+            }
+            (Err(_), Some(Bound::Image)) => Err(LayerError::TooLarge(format!(
+                "the image's layers inflate to more than {} (the per-image limit)",
+                size(self.limits.image_bytes)
+            ))),
+            (Err(_), Some(Bound::Extension)) => Err(LayerError::TooLarge(format!(
+                "a layer has a tar long name, long link or PAX header over {}",
+                size(MAX_EXTENSION_BYTES)
+            ))),
+            (r, _) => r,
+        }
+    }
+
+    fn entries(&mut self, archive: &mut tar::Archive<impl Read>) -> Result<Layer, LayerError> {
+        let unreadable = |e: std::io::Error| LayerError::Unreadable(e.to_string());
+        let mut layer = Layer::default();
+        for entry in archive.entries().map_err(unreadable)? {
+            let mut entry = entry.map_err(unreadable)?;
+            let path = normalize(&String::from_utf8_lossy(&entry.path_bytes()));
+            // Tars may leave parent directories implicit: an entry proves its parents exist.
+            for anc in ancestors(&path).into_iter().filter(|a| self.interesting.contains(a)) {
+                layer.nodes.entry(anc).or_insert(Node::Dir);
+            }
+            let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
+            let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
+            if base == ".wh..wh..opq" {
+                self.charge()?;
+                layer.opaque.insert(dir);
+                continue;
+            }
+            if let Some(name) = base.strip_prefix(".wh.") {
+                self.charge()?;
+                layer.whiteouts.insert(normalize(&format!("{dir}/{name}")));
+                continue;
+            }
+            let kind = entry.header().entry_type();
+            let is_link = matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link);
+            if !self.interesting.contains(&path) {
+                if !is_link && !self.links.contains(&path) {
+                    continue;
+                }
+                self.charge()?;
+            }
+            let link = || entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+            let node = match kind {
+                tar::EntryType::Directory => Node::Dir,
+                tar::EntryType::Symlink => Node::Symlink(link()),
+                tar::EntryType::Link => Node::Hardlink(link()),
+                tar::EntryType::Regular | tar::EntryType::Continuous => {
+                    if self.wanted.contains(&path) {
+                        let size = entry.header().size().map_err(unreadable)?;
+                        Node::File(read_entry(&mut entry, size).map_err(unreadable)?)
+                    } else {
+                        // A placeholder: resolution reads it in a second pass if it must.
+                        Node::File(FileRead::Missing)
+                    }
+                }
+                _ => Node::File(FileRead::NotAFile),
+            };
+            if is_link {
+                self.links.insert(path.clone());
+            }
+            layer.nodes.insert(path, node);
+        }
+        Ok(layer)
+    }
+}
+
+/// A layer's inflated stream, failing once it passes the layer's or the image's bound.
+struct Metered<'m, R> {
+    inner: R,
+    layer_left: u64,
+    meter: &'m Meter,
+}
+
+impl<R: Read> Read for Metered<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = n as u64;
+        let over = if got > self.layer_left {
+            Some(Bound::Layer)
+        } else if got > self.meter.image_left.get() {
+            Some(Bound::Image)
+        } else {
+            None
+        };
+        if let Some(bound) = over {
+            self.meter.tripped.set(Some(bound));
+            return Err(std::io::Error::other("inflated past a limit"));
+        }
+        self.layer_left -= got;
+        self.meter.image_left.set(self.meter.image_left.get() - got);
+        Ok(n)
+    }
 }
 
 /// A tar entry's contents of `size` bytes, refused above [`MAX_FILE_BYTES`] unread.
@@ -159,8 +413,11 @@ fn lookup<'l>(layers: &'l [Layer], path: &str) -> Option<&'l Node> {
         if let Some(n) = layer.nodes.get(path) {
             return Some(n);
         }
-        let deleted = layer.whiteouts.contains(path) || ancestors(path).iter().any(|a| layer.whiteouts.contains(a));
-        if deleted || layer.opaque.iter().any(|d| is_under(path, d)) {
+        // By ancestor rather than by scanning the markers: a layer may hold a million.
+        let above = ancestors(path);
+        let deleted = layer.whiteouts.contains(path) || above.iter().any(|a| layer.whiteouts.contains(a));
+        let hidden = layer.opaque.contains("/") || above.iter().any(|a| layer.opaque.contains(a));
+        if deleted || hidden {
             return None;
         }
     }
@@ -169,20 +426,19 @@ fn lookup<'l>(layers: &'l [Layer], path: &str) -> Option<&'l Node> {
 
 enum Outcome {
     Done(FileRead),
-    /// A link leads to a path that was not indexed: walk the layers again with it.
+    /// The chain ends at a path whose contents were not read: read it in a second pass.
     Need(String),
 }
 
-/// Follows `start` through the indexed layers (bottom first) to a file.
+/// Follows `start` through the indexed layers (bottom first) to a file. Whether a path
+/// is a link is known for every path after the first pass, so the chain is followed to
+/// its end whatever was wanted; only the end may need reading.
 fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome {
     let mut path = normalize(start);
     let mut hops = 0;
     'restart: loop {
         if hops > MAX_HOPS {
             return Outcome::Done(FileRead::TooManyLinks);
-        }
-        if !wanted.contains(&path) {
-            return Outcome::Need(path);
         }
         for anc in ancestors(&path) {
             match lookup(layers, &anc) {
@@ -196,38 +452,48 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
                 Some(Node::Dir) | None => {}
             }
         }
-        match lookup(layers, &path) {
+        let node = lookup(layers, &path);
+        let next = match node {
+            // A hardlink names its target from the root of the image, not from its directory.
+            Some(Node::Hardlink(t)) => resolve_link("/", t).ok_or(t),
+            Some(Node::Symlink(t)) => resolve_link(&path, t).ok_or(t),
+            _ if !wanted.contains(&path) => return Outcome::Need(path),
             None => return Outcome::Done(FileRead::Missing),
             Some(Node::Dir) => return Outcome::Done(FileRead::NotAFile),
             Some(Node::File(r)) => return Outcome::Done(r.clone()),
-            Some(Node::Symlink(t)) => {
-                hops += 1;
-                let Some(next) = resolve_link(&path, t) else { return Outcome::Done(FileRead::Escape(t.clone())) };
-                path = next;
-            }
-            Some(Node::Hardlink(t)) => {
-                hops += 1;
-                path = t.clone();
-            }
+        };
+        hops += 1;
+        match next {
+            Ok(p) => path = p,
+            Err(t) => return Outcome::Done(FileRead::Escape(t.clone())),
         }
     }
 }
 
-/// Reads `paths` from an image of `count` layers (bottom first), opened by `open`.
-/// Every layer is streamed once per round; a round is added only when a link leads to a
-/// path nobody asked for.
+/// Reads `paths` from an image of `count` layers (bottom first), opened by `open`,
+/// within [`Limits::DEFAULT`].
 pub fn find_files<'a>(
+    count: usize,
+    open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
+    paths: &[String],
+) -> Result<BTreeMap<String, FileRead>, LayerError> {
+    find_files_within(&Limits::DEFAULT, count, open, paths)
+}
+
+/// [`find_files`] within `limits`. The layers are streamed once, and once more only when
+/// a link chain ends at a file that was not asked for by name.
+pub fn find_files_within<'a>(
+    limits: &Limits,
     count: usize,
     mut open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
     paths: &[String],
 ) -> Result<BTreeMap<String, FileRead>, LayerError> {
     let mut wanted: BTreeSet<String> = paths.iter().map(|p| normalize(p)).collect();
-    for _round in 0..8 {
-        let mut layers = Vec::with_capacity(count);
-        for i in 0..count {
-            layers.push(index_layer(open(i)?, &wanted)?);
-        }
-        let mut out = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for _pass in 0..2 {
+        let mut pass = Pass::new(limits, &wanted);
+        let meter = Meter { image_left: Cell::new(limits.image_bytes), tripped: Cell::new(None) };
+        let layers = (0..count).map(|i| pass.layer(&meter, open(i)?)).collect::<Result<Vec<_>, _>>()?;
         let mut more = BTreeSet::new();
         for p in paths {
             match resolve(&layers, &wanted, p) {
@@ -244,7 +510,9 @@ pub fn find_files<'a>(
         }
         wanted.extend(more);
     }
-    Ok(paths.iter().map(|p| (p.clone(), FileRead::TooManyLinks)).collect())
+    // The second pass read every chain's end; nothing is left unresolved, but should a
+    // chain still end unread, it is reported rather than looped on.
+    Ok(paths.iter().map(|p| (p.clone(), out.remove(p).unwrap_or(FileRead::TooManyLinks))).collect())
 }
 
 #[cfg(test)]
@@ -317,5 +585,102 @@ mod tests {
         let big = "x".repeat(MAX_FILE_BYTES as usize + 1);
         assert_eq!(find(&[layer(&[("big", F, &big)])], "/big"), FileRead::TooLarge(MAX_FILE_BYTES + 1));
         assert!(find_files(1, |_| Ok(Box::new(&b"not a tar at all, truncated"[..]) as Box<dyn Read>), &["/x".into()]).is_err());
+    }
+
+    #[test]
+    fn hardlinks_climbing_above_the_root_are_refused_not_clamped() {
+        let l0 = layer(&[("x.json", F, "{}"), ("opt/d/hl", H, "../../../../x.json"), ("ok", H, "x.json")]);
+        let ls = [l0];
+        assert_eq!(find(&ls, "/opt/d/hl"), FileRead::Escape("../../../../x.json".into()));
+        assert_eq!(find(&ls, "/ok"), FileRead::Text("{}".into()));
+    }
+
+    #[test]
+    fn link_chains_stream_the_layers_at_most_twice() {
+        // /l0 → /l1 → … → /l6 → /d.json, each link in its own layer, the file at the bottom.
+        let mut ls = vec![layer(&[("d.json", F, "{}")])];
+        for i in 0..7 {
+            let next = if i == 6 { "d.json".to_string() } else { format!("l{}", i + 1) };
+            ls.push(layer(&[(&format!("l{i}"), L, &next)]));
+        }
+        let opened = Cell::new(0);
+        let open = |i: usize| {
+            opened.set(opened.get() + 1);
+            Ok(Box::new(&ls[i][..]) as Box<dyn Read>)
+        };
+        let r = find_files(ls.len(), open, &["/l0".to_string()]).unwrap();
+        assert_eq!(r["/l0"], FileRead::Text("{}".into()));
+        assert_eq!(opened.get(), 2 * ls.len(), "one pass to index, one to read the end of the chain");
+    }
+
+    #[test]
+    fn inflating_past_the_limits_is_an_error() {
+        // A small zstd layer holding a large file of zeros: a decompression bomb in miniature.
+        let zeros = "\0".repeat(1 << 20);
+        let bomb = zstd::encode_all(&layer(&[("big", F, &zeros)])[..], 3).unwrap();
+        assert!(bomb.len() < 1 << 12);
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 30, indexed: 100 };
+        let err = find_files_within(&limits, 1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-layer limit")), "{err:?}");
+        // Each of four layers is under the per-layer limit; together they are over the image's.
+        let small = layer(&[("f", F, &"y".repeat(40_000))]);
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 17, indexed: 100 };
+        let err = find_files_within(&limits, 4, |_| Ok(Box::new(&small[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-image limit")), "{err:?}");
+    }
+
+    #[test]
+    fn indexing_is_bounded() {
+        let many: Vec<(String, tar::EntryType, &str)> = (0..50).map(|i| (format!("l{i}"), L, "t")).collect();
+        let entries: Vec<(&str, tar::EntryType, &str)> = many.iter().map(|(p, k, d)| (p.as_str(), *k, *d)).collect();
+        let l = layer(&entries);
+        let limits = Limits { indexed: 10, ..Limits::DEFAULT };
+        let err = find_files_within(&limits, 1, |_| Ok(Box::new(&l[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("more than 10 links")), "{err:?}");
+    }
+
+    #[test]
+    fn oversized_tar_extension_entries_are_refused_before_they_are_buffered() {
+        let mut b = tar::Builder::new(Vec::new());
+        // Entries of every layout first, so the guard must keep step to see the bomb.
+        let mut h = tar::Header::new_gnu();
+        h.set_size(1001);
+        b.append_data(&mut h, format!("a/{}", "n".repeat(150)), &vec![b'p'; 1001][..]).unwrap();
+        b.append_pax_extensions([("path", "b".repeat(300).as_bytes())]).unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        b.append_data(&mut h, "short", &b"pax"[..]).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.set_size(2 << 20);
+        b.append_data(&mut h, "././@LongLink", &vec![b'a'; 2 << 20][..]).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_size(2);
+        b.append_data(&mut h, "x", &b"{}"[..]).unwrap();
+        let bomb = b.into_inner().unwrap();
+        let err = find_files(1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
+        assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("over 1048576 bytes")), "{err:?}");
+    }
+
+    #[test]
+    fn long_names_pax_headers_and_padding_still_read() {
+        let long = format!("opt/{}/d.json", "n".repeat(150));
+        let mut b = tar::Builder::new(Vec::new());
+        // A GNU long name (the builder writes one for paths over 100 bytes) …
+        let mut h = tar::Header::new_gnu();
+        h.set_size(3);
+        b.append_data(&mut h, &long, &b"gnu"[..]).unwrap();
+        // … a PAX path, and an odd-sized file before them, so padding matters.
+        let mut h = tar::Header::new_ustar();
+        h.set_size(1001);
+        b.append_data(&mut h, "pad", &vec![b'p'; 1001][..]).unwrap();
+        let pax_path = format!("srv/{}/e.json", "p".repeat(200));
+        b.append_pax_extensions([("path", pax_path.as_bytes())]).unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        b.append_data(&mut h, "short-name", &b"pax"[..]).unwrap();
+        let l = b.into_inner().unwrap();
+        assert_eq!(find(std::slice::from_ref(&l), &format!("/{long}")), FileRead::Text("gnu".into()));
+        assert_eq!(find(std::slice::from_ref(&l), &format!("/{pax_path}")), FileRead::Text("pax".into()));
     }
 }

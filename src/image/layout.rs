@@ -4,7 +4,7 @@
 //! each with its labels and its layer blobs, read without extracting anything to disk.
 
 use super::layers::{self, LayerError};
-use super::{FileRead, ImageInfo, ImageSource, normalize_ref};
+use super::{FileRead, ImageInfo, ImageSource, diags, normalize_ref};
 use crate::source::record::sha256_hex;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use std::collections::BTreeMap;
@@ -14,14 +14,32 @@ use std::path::{Path, PathBuf};
 
 /// Largest manifest, index or config blob read (they are small JSON documents).
 const MAX_META_BYTES: u64 = 4 * 1024 * 1024;
+/// Deepest chain of image indexes followed to a manifest. Real layouts nest one or two
+/// (a multi-platform index under `index.json`); a chain of thousands is hostile.
+pub const MAX_INDEX_DEPTH: usize = 8;
+/// Most entries read from a `docker save` archive (a few per layer in practice).
+const MAX_ARCHIVE_ENTRIES: usize = 100_000;
 
-/// Why a layout or archive could not be read: it is not what it claims to be.
+/// Why a layout or archive could not be read: it is not what it claims to be
+/// ([`diags::CORRUPT`]), or it is more than clawc reads ([`diags::LAYER_TOO_LARGE`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutError(pub String);
+pub struct LayoutError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl LayoutError {
+    fn corrupt(message: impl Into<String>) -> Self {
+        LayoutError { code: diags::CORRUPT, message: message.into() }
+    }
+}
 
 impl From<LayerError> for LayoutError {
     fn from(e: LayerError) -> Self {
-        LayoutError(format!("a layer is not a readable tar stream: {}", e.0))
+        match e {
+            LayerError::Unreadable(m) => LayoutError::corrupt(format!("a layer is not a readable tar stream: {m}")),
+            LayerError::TooLarge(m) => LayoutError { code: diags::LAYER_TOO_LARGE, message: m },
+        }
     }
 }
 
@@ -35,6 +53,7 @@ enum Blobs {
     },
 }
 
+#[derive(Clone)]
 struct Entry {
     info: ImageInfo,
     /// Layer blob locations (directory-relative or archive entry paths), bottom first.
@@ -62,7 +81,7 @@ impl Layout {
         let Some(entry) = self.images.get(&normalize_ref(reference)) else { return Ok(BTreeMap::new()) };
         let open = |i: usize| -> Result<Box<dyn Read>, LayerError> {
             let (loc, size) = &entry.layers[i];
-            self.open(loc, *size).map_err(|e| LayerError(e.0))
+            self.open(loc, *size).map_err(|e| LayerError::Unreadable(e.message))
         };
         Ok(layers::find_files(entry.layers.len(), open, paths)?)
     }
@@ -71,20 +90,20 @@ impl Layout {
         match &self.blobs {
             Blobs::Dir(dir) => {
                 let path = dir.join(loc);
-                let f = File::open(&path).map_err(|e| LayoutError(format!("blob `{loc}`: {e}")))?;
-                let len = f.metadata().map_err(|e| LayoutError(e.to_string()))?.len();
+                let f = File::open(&path).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
+                let len = f.metadata().map_err(|e| LayoutError::corrupt(e.to_string()))?.len();
                 if let Some(want) = expected.filter(|w| *w != len) {
-                    return Err(LayoutError(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
+                    return Err(LayoutError::corrupt(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
                 }
                 Ok(Box::new(f))
             }
             Blobs::Tar { file, index } => {
-                let (offset, size) = *index.get(loc).ok_or_else(|| LayoutError(format!("the archive has no entry `{loc}`")))?;
+                let (offset, size) = *index.get(loc).ok_or_else(|| LayoutError::corrupt(format!("the archive has no entry `{loc}`")))?;
                 if let Some(want) = expected.filter(|w| *w != size) {
-                    return Err(LayoutError(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
+                    return Err(LayoutError::corrupt(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
                 }
-                let mut f = File::open(file).map_err(|e| LayoutError(e.to_string()))?;
-                f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError(e.to_string()))?;
+                let mut f = File::open(file).map_err(|e| LayoutError::corrupt(e.to_string()))?;
+                f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 Ok(Box::new(f.take(size)))
             }
         }
@@ -92,14 +111,17 @@ impl Layout {
 
     fn read_small(&self, loc: &str, digest: Option<&str>) -> Result<Vec<u8>, LayoutError> {
         let mut bytes = Vec::new();
-        self.open(loc, None)?.take(MAX_META_BYTES + 1).read_to_end(&mut bytes).map_err(|e| LayoutError(format!("`{loc}`: {e}")))?;
+        self.open(loc, None)?
+            .take(MAX_META_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| LayoutError::corrupt(format!("`{loc}`: {e}")))?;
         if bytes.len() as u64 > MAX_META_BYTES {
-            return Err(LayoutError(format!("`{loc}` is larger than {MAX_META_BYTES} bytes")));
+            return Err(LayoutError::corrupt(format!("`{loc}` is larger than {MAX_META_BYTES} bytes")));
         }
         if let Some(d) = digest {
             let got = format!("sha256:{}", sha256_hex(&bytes));
             if got != d {
-                return Err(LayoutError(format!("`{loc}` does not match its digest {d} (got {got})")));
+                return Err(LayoutError::corrupt(format!("`{loc}` does not match its digest {d} (got {got})")));
             }
         }
         Ok(bytes)
@@ -117,34 +139,42 @@ impl Layout {
     /// Opens an OCI image layout directory.
     pub fn open_oci(dir: &Path) -> Result<Layout, LayoutError> {
         if !dir.join("oci-layout").is_file() {
-            return Err(LayoutError(format!("`{}` is not an OCI image layout (no `oci-layout` file)", dir.display())));
+            return Err(LayoutError::corrupt(format!("`{}` is not an OCI image layout (no `oci-layout` file)", dir.display())));
         }
         let mut layout = Layout { blobs: Blobs::Dir(dir.to_path_buf()), images: BTreeMap::new() };
         let index: ImageIndex = parse(&layout.read_small("index.json", None)?, "index.json")?;
+        // Many references may name one manifest: read and verify each blob once.
+        let mut seen: BTreeMap<String, Entry> = BTreeMap::new();
         for m in index.manifests() {
             let Some(name) = m.annotations().as_ref().and_then(|a| a.get("org.opencontainers.image.ref.name")) else { continue };
-            let manifest = layout.manifest_for(m.media_type(), m.digest().as_ref())?;
-            let entry = layout.oci_entry(&manifest)?;
+            let digest = m.digest().to_string();
+            let entry = match seen.get(&digest) {
+                Some(e) => e.clone(),
+                None => {
+                    let entry = layout.oci_entry(&layout.manifest_for(m.media_type(), &digest)?)?;
+                    seen.entry(digest).or_insert(entry).clone()
+                }
+            };
             layout.images.insert(normalize_ref(name), entry);
         }
         Ok(layout)
     }
 
+    /// The image manifest `digest` names, through at most [`MAX_INDEX_DEPTH`] indexes (a
+    /// loop, not recursion: the depth is the layout author's choice).
     fn manifest_for(&self, media: &MediaType, digest: &str) -> Result<ImageManifest, LayoutError> {
-        let loc = blob_path(digest)?;
-        let bytes = self.read_small(&loc, Some(digest))?;
-        if *media != MediaType::ImageIndex {
-            return parse(&bytes, &loc);
+        let (mut media, mut digest) = (media.clone(), digest.to_string());
+        for _ in 0..=MAX_INDEX_DEPTH {
+            let loc = blob_path(&digest)?;
+            let bytes = self.read_small(&loc, Some(&digest))?;
+            if media != MediaType::ImageIndex {
+                return parse(&bytes, &loc);
+            }
+            let pick = platform_manifest(&parse(&bytes, &loc)?)
+                .ok_or_else(|| LayoutError::corrupt(format!("image index `{loc}` lists no manifest")))?;
+            (media, digest) = (pick.media_type().clone(), pick.digest().to_string());
         }
-        // A multi-platform index: linux/amd64 when present, else the first manifest, so
-        // the choice never depends on the machine clawc runs on.
-        let nested: ImageIndex = parse(&bytes, &loc)?;
-        let is_amd64 = |d: &&oci_spec::image::Descriptor| {
-            d.platform().as_ref().is_some_and(|p| p.os().to_string() == "linux" && p.architecture().to_string() == "amd64")
-        };
-        let pick = nested.manifests().iter().find(is_amd64).or(nested.manifests().first());
-        let pick = pick.ok_or_else(|| LayoutError(format!("image index `{loc}` lists no manifest")))?;
-        self.manifest_for(pick.media_type(), pick.digest().as_ref())
+        Err(LayoutError::corrupt(format!("image indexes nest deeper than {MAX_INDEX_DEPTH} levels (at `{digest}`)")))
     }
 
     fn oci_entry(&self, manifest: &ImageManifest) -> Result<Entry, LayoutError> {
@@ -157,13 +187,16 @@ impl Layout {
 
     /// Opens a `docker save` archive.
     pub fn open_archive(file: &Path) -> Result<Layout, LayoutError> {
-        let f = File::open(file).map_err(|e| LayoutError(format!("cannot open `{}`: {e}", file.display())))?;
+        let f = File::open(file).map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
         let mut archive = tar::Archive::new(f);
         let mut index = BTreeMap::new();
         // `docker save` stores a layer shared by several images once and links the rest.
         let mut links = BTreeMap::new();
-        let not_tar = |e: std::io::Error| LayoutError(format!("`{}` is not a readable tar archive: {e}", file.display()));
-        for entry in archive.entries().map_err(not_tar)? {
+        let not_tar = |e: std::io::Error| LayoutError::corrupt(format!("`{}` is not a readable tar archive: {e}", file.display()));
+        for (n, entry) in archive.entries().map_err(not_tar)?.enumerate() {
+            if n >= MAX_ARCHIVE_ENTRIES {
+                return Err(LayoutError::corrupt(format!("`{}` has more than {MAX_ARCHIVE_ENTRIES} entries", file.display())));
+            }
             let entry = entry.map_err(not_tar)?;
             let path = layers::normalize(&String::from_utf8_lossy(&entry.path_bytes())).trim_start_matches('/').to_string();
             if entry.header().entry_type().is_symlink() {
@@ -177,9 +210,9 @@ impl Layout {
         let resolved: Vec<(String, (u64, u64))> =
             links.iter().filter_map(|(l, t)| follow(&index, &links, t).map(|at| (l.clone(), at))).collect();
         index.extend(resolved);
-        let len = std::fs::metadata(file).map_err(|e| LayoutError(e.to_string()))?.len();
+        let len = std::fs::metadata(file).map_err(|e| LayoutError::corrupt(e.to_string()))?.len();
         if index.values().any(|(off, size)| off + size > len) {
-            return Err(LayoutError(format!("`{}` is truncated", file.display())));
+            return Err(LayoutError::corrupt(format!("`{}` is truncated", file.display())));
         }
         let mut layout = Layout { blobs: Blobs::Tar { file: file.to_path_buf(), index }, images: BTreeMap::new() };
         let manifest: Vec<ArchiveManifest> = parse(&layout.read_small("manifest.json", None)?, "manifest.json")?;
@@ -194,6 +227,15 @@ impl Layout {
         }
         Ok(layout)
     }
+}
+
+/// The manifest of a multi-platform index: linux/amd64 when present, else the first, so
+/// the choice never depends on the machine clawc runs on.
+fn platform_manifest(index: &ImageIndex) -> Option<oci_spec::image::Descriptor> {
+    let is_amd64 = |d: &&oci_spec::image::Descriptor| {
+        d.platform().as_ref().is_some_and(|p| p.os().to_string() == "linux" && p.architecture().to_string() == "amd64")
+    };
+    index.manifests().iter().find(is_amd64).or(index.manifests().first()).cloned()
 }
 
 /// Where an archive entry reached through links really is.
@@ -218,7 +260,7 @@ struct ArchiveManifest {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, LayoutError> {
-    serde_json::from_slice(bytes).map_err(|e| LayoutError(format!("`{what}` is not valid: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| LayoutError::corrupt(format!("`{what}` is not valid: {e}")))
 }
 
 /// `sha256:<hex>` → `blobs/sha256/<hex>`, refusing anything that is not a plain digest.
@@ -227,7 +269,7 @@ fn blob_path(digest: &str) -> Result<String, LayoutError> {
         Some((alg, hex)) if !alg.is_empty() && !hex.is_empty() && (alg.chars().chain(hex.chars())).all(|c| c.is_ascii_alphanumeric()) => {
             Ok(format!("blobs/{alg}/{hex}"))
         }
-        _ => Err(LayoutError(format!("`{digest}` is not a digest"))),
+        _ => Err(LayoutError::corrupt(format!("`{digest}` is not a digest"))),
     }
 }
 
@@ -236,4 +278,62 @@ fn labels_of(config: &[u8]) -> Result<BTreeMap<String, String>, LayoutError> {
     let v: serde_json::Value = parse(config, "image configuration")?;
     let labels = v.get("config").and_then(|c| c.get("Labels")).and_then(|l| l.as_object());
     Ok(labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `bytes` as a blob of the layout in `dir`; returns its digest.
+    fn blob(dir: &Path, bytes: &[u8]) -> String {
+        let hex = sha256_hex(bytes);
+        std::fs::write(dir.join("blobs/sha256").join(&hex), bytes).unwrap();
+        format!("sha256:{hex}")
+    }
+
+    fn descriptor(media: &str, digest: &str, size: usize) -> String {
+        format!(r#"{{"mediaType":"{media}","digest":"{digest}","size":{size}}}"#)
+    }
+
+    #[test]
+    fn deeply_nested_indexes_are_refused_without_recursion() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
+        std::fs::write(d.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        let config = br#"{"config":{"Labels":{"claw.type":"x"}}}"#;
+        let config = descriptor("application/vnd.oci.image.config.v1+json", &blob(d, config), config.len());
+        let manifest = format!(r#"{{"schemaVersion":2,"config":{config},"layers":[]}}"#);
+        let mut top = descriptor("application/vnd.oci.image.manifest.v1+json", &blob(d, manifest.as_bytes()), manifest.len());
+        // 20,000 indexes, each naming the next: a stack overflow for a recursive reader.
+        for _ in 0..20_000 {
+            let index = format!(r#"{{"schemaVersion":2,"manifests":[{top}]}}"#);
+            top = descriptor("application/vnd.oci.image.index.v1+json", &blob(d, index.as_bytes()), index.len());
+        }
+        let named = top.replacen('{', r#"{"annotations":{"org.opencontainers.image.ref.name":"deep:1"},"#, 1);
+        std::fs::write(d.join("index.json"), format!(r#"{{"schemaVersion":2,"manifests":[{named}]}}"#)).unwrap();
+        let err = Layout::open_oci(d).err().unwrap();
+        assert_eq!(err.code, diags::CORRUPT);
+        assert!(err.message.contains("nest deeper than 8 levels"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_shallow_index_still_resolves() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
+        std::fs::write(d.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        let config = br#"{"config":{"Labels":{"claw.type":"x"}}}"#;
+        let config = descriptor("application/vnd.oci.image.config.v1+json", &blob(d, config), config.len());
+        let manifest = format!(r#"{{"schemaVersion":2,"config":{config},"layers":[]}}"#);
+        let mut top = descriptor("application/vnd.oci.image.manifest.v1+json", &blob(d, manifest.as_bytes()), manifest.len());
+        for _ in 0..MAX_INDEX_DEPTH {
+            let index = format!(r#"{{"schemaVersion":2,"manifests":[{top}]}}"#);
+            top = descriptor("application/vnd.oci.image.index.v1+json", &blob(d, index.as_bytes()), index.len());
+        }
+        let named = top.replacen('{', r#"{"annotations":{"org.opencontainers.image.ref.name":"ok:1"},"#, 1);
+        std::fs::write(d.join("index.json"), format!(r#"{{"schemaVersion":2,"manifests":[{named}]}}"#)).unwrap();
+        let layout = Layout::open_oci(d).unwrap();
+        assert_eq!(layout.inspect("ok:1").unwrap().labels["claw.type"], "x");
+    }
 }

@@ -34,8 +34,9 @@ pub fn with_snapshot(
         .in_file(file)
         .help("describe the HTTP tools as MCP tools, or move them to another service"));
     }
+    let declared: std::collections::HashSet<&str> = desc.tools.iter().map(|t| t.name.as_str()).collect();
     for (i, t) in snap.tools.iter().enumerate() {
-        if desc.tools.iter().any(|d| d.name == t.name) {
+        if declared.contains(t.name.as_str()) {
             let text = &sources.get(snap_file).text;
             let (s, e) = locate(text, &[Seg::Key("tools".into()), Seg::Index(i), Seg::Key("name".into())]);
             let loc = Loc { file: snap_file, span: sources.get(snap_file).span(s, e) };

@@ -5,8 +5,8 @@ use super::env::Env;
 use super::expand::{Item, expand_list, expand_object};
 use super::interp;
 use super::{
-    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MemoryRef, Origin, Pod, Role, Service, Spanned, StdioCommand, Surface, ToolPolicy,
-    diags, ports,
+    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MAX_AGENTS, MAX_COUNT, MAX_ENTRIES, MemoryRef, Origin, Pod, Role, Service, Spanned,
+    StdioCommand, Surface, ToolPolicy, diags, ports,
 };
 use crate::diag::{Diagnostic, suggest};
 use crate::sourcemap::{FileId, Loc};
@@ -61,13 +61,15 @@ const POD_KEYS: &[&str] = &[
 /// Pod-level keys that are an error (not just unknown) on a service.
 const MISPLACED: &[&str] = &["alert-webhooks", "alert-mentions"];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
+/// "Did you mean" suggestions against the pod's services one parse computes.
+const MAX_SUGGESTIONS: usize = 50;
 
 /// Parses the pod. Returns the pod when no error was found, and every diagnostic.
 pub fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
-    let mut cx = Cx { file, env, diags: Vec::new() };
+    let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS };
     let pod = cx.pod(root);
     let has_errors = cx.diags.iter().any(Diagnostic::is_error);
-    (pod.filter(|_| !has_errors), cx.diags)
+    (pod.filter(|_| !has_errors), super::cap_diagnostics(cx.diags))
 }
 
 #[derive(Default)]
@@ -85,6 +87,12 @@ struct Cx<'e> {
     file: FileId,
     env: &'e Env,
     diags: Vec<Diagnostic>,
+    /// Agent ids declared so far (bounded by [`MAX_AGENTS`]).
+    agents: u64,
+    /// List entries expanded so far, per replica (bounded by [`MAX_ENTRIES`]).
+    entries: u64,
+    /// "Did you mean" suggestions left for this pod (each compares against every service).
+    suggestions_left: usize,
 }
 
 impl Cx<'_> {
@@ -206,12 +214,48 @@ impl Cx<'_> {
         let mut services = BTreeMap::new();
         for (k, v) in services_map {
             let Some(svc) = self.string(k, "a service name") else { continue };
+            if !self.service_name(&svc) {
+                continue;
+            }
             if let Some(s) = self.service(&svc, v, &defaults) {
+                self.count_agents(&s);
                 services.insert(svc.value.clone(), s);
             }
         }
         self.check_feed_sources(&services);
         Some(Pod { file: self.file, name, services })
+    }
+
+    /// Compose's rule for service names. Names become directories of the output
+    /// (`context/<service>/`), so anything else (`../x`, `a/b`) is refused here.
+    fn service_name(&mut self, name: &Spanned<String>) -> bool {
+        let mut chars = name.value.chars();
+        let valid =
+            chars.next().is_some_and(|c| c.is_ascii_alphanumeric()) && chars.all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !valid {
+            self.diags.push(
+                Diagnostic::error(
+                    diags::INVALID_SERVICE_NAME,
+                    format!("service name {:?} is not a valid Compose service name", name.value),
+                )
+                .at(name.loc)
+                .label("not [a-zA-Z0-9][a-zA-Z0-9_.-]*")
+                .help("start the name with a letter or digit and use only letters, digits, `_`, `.` and `-`"),
+            );
+        }
+        valid
+    }
+
+    /// Adds a service's replicas to the pod's agent ids; past [`MAX_AGENTS`], reports once.
+    fn count_agents(&mut self, s: &Service) {
+        let Some(claw) = s.claw.as_ref().filter(|c| c.role == Role::Agent) else { return };
+        let before = self.agents;
+        self.agents += u64::from(claw.count);
+        if before <= MAX_AGENTS && self.agents > MAX_AGENTS {
+            let msg = format!("the pod declares more than {MAX_AGENTS} agent ids (the limit is reached at service \"{}\")", s.name);
+            let help = "an agent id is a service, or one replica of `count`; split the pod, or lower the counts";
+            self.error(diags::TOO_MANY_AGENTS, msg, s.loc, help);
+        }
     }
 
     fn pod_claw(&mut self, x: &Node) -> (String, Defaults) {
@@ -343,16 +387,7 @@ impl Cx<'_> {
         }
         let mcp_stdio = x.get("mcp-stdio").filter(|n| !n.is_null());
         let role = if mcp_stdio.is_some() { Role::McpStdio } else { Role::Agent };
-        let count = match x.get("count") {
-            Some(n) => match n.as_i64() {
-                Some(c) => c.clamp(1, u32::MAX as i64) as u32,
-                None => {
-                    self.wrong_type("count", "an integer", n);
-                    1
-                }
-            },
-            None => 1,
-        };
+        let count = x.get("count").map_or(1, |n| self.count(service, n));
         let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
         let stdio = mcp_stdio.and_then(|m| self.mcp_stdio(service, m, x, count));
         let describe_file = x
@@ -366,14 +401,15 @@ impl Cx<'_> {
             g.origin = Origin::Defaults { spread };
             g
         };
+        let at = |key: &str| (service, count, x.key_node(key).map_or(x.loc, |k| k.loc));
         let surfaces = x.get("surfaces").and_then(|n| self.items(n, "surfaces", Self::surface));
-        let surfaces = self.expanded("surfaces", service, surfaces, d.surfaces.as_deref(), same);
+        let surfaces = self.expanded("surfaces", at("surfaces"), surfaces, d.surfaces.as_deref(), same);
         let feeds = x.get("feeds").and_then(|n| self.items(n, "feeds", Self::feed));
-        let feeds = self.expanded("feeds", service, feeds, d.feeds.as_deref(), same);
+        let feeds = self.expanded("feeds", at("feeds"), feeds, d.feeds.as_deref(), same);
         let tools = x.get("tools").and_then(|n| self.items(n, "tools", |cx, n, i| cx.grant(n, i, Origin::Service)));
-        let tools = self.expanded("tools", service, tools, d.tools.as_deref(), inherit);
+        let tools = self.expanded("tools", at("tools"), tools, d.tools.as_deref(), inherit);
         let skills = x.get("skills").and_then(|n| self.items(n, "skills", |cx, n, _| cx.interp(n, "skill")));
-        let skills = self.expanded("skills", service, skills, d.skills.as_deref(), same);
+        let skills = self.expanded("skills", at("skills"), skills, d.skills.as_deref(), same);
         let tool_policy = x.get("tool-policy").map(|n| if n.is_null() { None } else { self.tool_policy(n) });
         let tool_policy = expand_object(tool_policy, d.tool_policy.as_ref()).unwrap_or_default();
         let memory = x.get("memory").map(|n| if n.is_null() { None } else { self.memory(n) });
@@ -397,18 +433,60 @@ impl Cx<'_> {
         })
     }
 
+    /// `x-claw.count`: `≤ 1` is one agent named after the service; above [`MAX_COUNT`] is
+    /// an error (and counts as 1, so nothing downstream allocates for it).
+    fn count(&mut self, service: &str, n: &Node) -> u32 {
+        let too_many = match n.as_i64() {
+            Some(c) if c <= i64::from(MAX_COUNT) => return c.max(1) as u32,
+            Some(_) => true,
+            // Digits that do not fit an i64 are a count, just a huge one.
+            None => n.as_str().is_some_and(|t| !t.is_empty() && t.trim_start_matches('+').bytes().all(|b| b.is_ascii_digit())),
+        };
+        if too_many {
+            let msg = format!("service \"{service}\": count {} is over the limit of {MAX_COUNT} replicas", n.as_str().unwrap_or_default());
+            self.error(diags::TOO_MANY_AGENTS, msg, n.loc, format!("give `count` a value from 1 to {MAX_COUNT}"));
+        } else {
+            self.wrong_type("count", "an integer", n);
+        }
+        1
+    }
+
     fn expanded<T: Clone>(
         &mut self,
         key: &str,
-        service: &str,
+        (service, count, loc): (&str, u32, Loc),
         own: Option<Vec<Item<T>>>,
         defaults: Option<&[T]>,
         inherit: impl Fn(T, Option<Loc>) -> T,
     ) -> Vec<T> {
+        if !self.entries_fit(key, service, count, loc, own.as_deref(), defaults.map_or(0, <[T]>::len)) {
+            return Vec::new();
+        }
         expand_list(key, service, own, defaults, inherit).unwrap_or_else(|d| {
             self.diags.push(d);
             Vec::new()
         })
+    }
+
+    /// Charges what expanding a list will produce (each replica counted) against
+    /// [`MAX_ENTRIES`] before anything is copied; past it, reports once and says no.
+    fn entries_fit<T>(&mut self, key: &str, service: &str, count: u32, loc: Loc, own: Option<&[Item<T>]>, defaults: usize) -> bool {
+        let len = match own {
+            None => defaults as u64,
+            Some(items) => items.iter().map(|i| if matches!(i, Item::Spread(_)) { defaults as u64 } else { 1 }).sum(),
+        };
+        let before = self.entries;
+        self.entries = before.saturating_add(len.saturating_mul(u64::from(count)));
+        if self.entries <= MAX_ENTRIES {
+            return true;
+        }
+        if before <= MAX_ENTRIES {
+            let msg = format!(
+                "service \"{service}\": {key}: the pod's lists expand to more than {MAX_ENTRIES} entries (pod defaults are copied into every service and replica)"
+            );
+            self.error(diags::TOO_MANY_ENTRIES, msg, loc, "shorten the `*-defaults` lists, or declare the lists on fewer services");
+        }
+        false
     }
 
     fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) -> Option<StdioCommand> {
@@ -696,8 +774,13 @@ impl Cx<'_> {
                     && !services.contains_key(&f.source.value)
                 {
                     let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
-                    let help =
-                        suggest(&f.source.value, services.keys().map(String::as_str), "name a service of this pod as the feed source");
+                    let fallback = "name a service of this pod as the feed source";
+                    let help = if self.suggestions_left > 0 {
+                        self.suggestions_left -= 1;
+                        suggest(&f.source.value, services.keys().map(String::as_str), fallback)
+                    } else {
+                        fallback.to_string()
+                    };
                     errors.push(Diagnostic::error(diags::UNKNOWN_SOURCE, msg).at(f.source.loc).help(help));
                 }
             }

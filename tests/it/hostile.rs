@@ -195,7 +195,13 @@ fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
             copy_tree(&old, &pod.path("out"));
         }
         let signal = if i % 2 == 0 { libc::SIGTERM } else { libc::SIGINT };
-        let mut child = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).spawn().unwrap();
+        let mut child = clawc()
+            .current_dir(pod.dir.path())
+            .args(["compile", "claw-pod.yml", "-o", "out"])
+            .stderr(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
@@ -223,7 +229,13 @@ fn a_killed_write_is_completed_or_rolled_back_by_the_next_run() {
     for delay_ms in [0u64, 10, 25, 50, 75, 100] {
         std::fs::remove_dir_all(pod.path("out")).unwrap();
         copy_tree(&old, &pod.path("out"));
-        let mut child = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).spawn().unwrap();
+        let mut child = clawc()
+            .current_dir(pod.dir.path())
+            .args(["compile", "claw-pod.yml", "-o", "out"])
+            .stderr(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
@@ -242,7 +254,11 @@ fn concurrent_compiles_into_one_out_leave_one_whole_tree() {
     assert!(o.status.success());
     let reference_b = tree(&a.path("ref-b"));
     for _ in 0..4 {
-        let spawn = |pod: &str| clawc().current_dir(a.dir.path()).args(["compile", pod, "-o", "out"]).spawn().unwrap();
+        let spawn = |pod: &str| {
+            let mut c = clawc();
+            c.current_dir(a.dir.path()).args(["compile", pod, "-o", "out"]).stdout(std::process::Stdio::null());
+            c.spawn().unwrap()
+        };
         let (mut x, mut y) = (spawn("claw-pod.yml"), spawn("other.yml"));
         assert!(x.wait().unwrap().success() && y.wait().unwrap().success());
         let now = tree(&a.path("out"));
