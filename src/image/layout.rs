@@ -90,7 +90,9 @@ impl Layout {
         match &self.blobs {
             Blobs::Dir(dir) => {
                 let path = dir.join(loc);
-                let f = File::open(&path).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
+                // A blob is a regular file of the layout: never a symlink out of it, never
+                // a FIFO that would block the read.
+                let f = open_regular(&path, false).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
                 let len = f.metadata().map_err(|e| LayoutError::corrupt(e.to_string()))?.len();
                 if let Some(want) = expected.filter(|w| *w != len) {
                     return Err(LayoutError::corrupt(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
@@ -102,7 +104,7 @@ impl Layout {
                 if let Some(want) = expected.filter(|w| *w != size) {
                     return Err(LayoutError::corrupt(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
                 }
-                let mut f = File::open(file).map_err(|e| LayoutError::corrupt(e.to_string()))?;
+                let mut f = open_regular(file, true).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 Ok(Box::new(f.take(size)))
             }
@@ -187,7 +189,7 @@ impl Layout {
 
     /// Opens a `docker save` archive.
     pub fn open_archive(file: &Path) -> Result<Layout, LayoutError> {
-        let f = File::open(file).map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
+        let f = open_regular(file, true).map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
         let mut archive = tar::Archive::new(f);
         let mut index = BTreeMap::new();
         // `docker save` stores a layer shared by several images once and links the rest.
@@ -280,6 +282,19 @@ fn labels_of(config: &[u8]) -> Result<BTreeMap<String, String>, LayoutError> {
     Ok(labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
 }
 
+/// Opens `path` for reading only if it is a regular file (`O_NONBLOCK`, so a FIFO cannot
+/// block the open); `follow`: whether a final symlink is followed (the operator's archive
+/// path may be one; a blob inside a layout may not).
+fn open_regular(path: &Path, follow: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = if follow { libc::O_NONBLOCK } else { libc::O_NONBLOCK | libc::O_NOFOLLOW };
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,5 +350,20 @@ mod tests {
         std::fs::write(d.join("index.json"), format!(r#"{{"schemaVersion":2,"manifests":[{named}]}}"#)).unwrap();
         let layout = Layout::open_oci(d).unwrap();
         assert_eq!(layout.inspect("ok:1").unwrap().labels["claw.type"], "x");
+    }
+
+    #[test]
+    fn a_fifo_or_a_symlink_in_a_layout_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
+        std::fs::write(d.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        let c = std::ffi::CString::new(d.join("index.json").into_os_string().into_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = Layout::open_oci(d).err().unwrap();
+        assert!(err.message.contains("not a regular file"), "{}", err.message);
+        std::fs::remove_file(d.join("index.json")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", d.join("index.json")).unwrap();
+        assert_eq!(Layout::open_oci(d).err().unwrap().code, diags::CORRUPT);
     }
 }
