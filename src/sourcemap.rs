@@ -39,18 +39,29 @@ pub struct SourceFile {
     pub text: Arc<str>,
     /// Holds secret values (`.env`): diagnostics point at a line, never quote it.
     pub sensitive: bool,
+    /// Byte offsets of line starts, built on the first [`SourceFile::span`]: a hostile
+    /// file with 100,000 mistakes must not cost 100,000 scans from its start.
+    lines: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
-    /// The span covering `start..end` bytes, with its line and column computed.
+    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
+        SourceFile { name: name.into(), text: text.into(), sensitive: false, lines: std::sync::OnceLock::new() }
+    }
+
+    /// The span covering `start..end` bytes, with its line and column computed (a binary
+    /// search for the line; the column counts characters from the line's start).
     pub fn span(&self, start: usize, end: usize) -> Span {
         let start = start.min(self.text.len());
         let end = end.clamp(start, self.text.len());
-        let before = &self.text[..floor_char(&self.text, start)];
-        let line = before.bytes().filter(|&b| b == b'\n').count() as u32 + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = before[line_start..].chars().count() as u32 + 1;
-        Span { start, end, line, col }
+        let at = floor_char(&self.text, start);
+        let lines = self.lines.get_or_init(|| {
+            std::iter::once(0).chain(self.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1)).collect()
+        });
+        let line = lines.partition_point(|&l| l <= at);
+        let line_start = lines[line - 1];
+        let col = self.text[line_start..at].chars().count() as u32 + 1;
+        Span { start, end, line: line as u32, col }
     }
 }
 
@@ -69,7 +80,7 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
-        self.files.push(SourceFile { name: name.into(), text: text.into(), sensitive: false });
+        self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() as u32 - 1)
     }
 
@@ -86,5 +97,22 @@ impl SourceMap {
 
     pub fn name(&self, id: FileId) -> &str {
         &self.get(id).name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_count_lines_and_characters() {
+        let f = SourceFile::new("x", "ab\né\n\nxyz");
+        assert_eq!((f.span(0, 1).line, f.span(0, 1).col), (1, 1));
+        assert_eq!((f.span(3, 5).line, f.span(3, 5).col), (2, 1));
+        assert_eq!((f.span(5, 6).line, f.span(5, 6).col), (2, 2));
+        assert_eq!((f.span(7, 7).line, f.span(7, 7).col), (4, 1));
+        assert_eq!((f.span(9, 99).line, f.span(9, 99).col), (4, 3));
+        // Inside a multi-byte character: its start.
+        assert_eq!(f.span(4, 4).col, 1);
     }
 }

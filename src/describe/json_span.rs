@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn the_locator_agrees_with_locate_and_span() {
         let t = "{\"a\": [1, {\"b\": \"v\"}, [2]],\n \"é\": {\"c\": [true,\n  \"ü\", 3]}, \"a\": [9, 8]}";
-        let src = SourceFile { name: "t.json".into(), text: t.into(), sensitive: false };
+        let src = SourceFile::new("t.json", t);
         let mut loc = Locator::new(&src);
         let paths = [
             vec![Seg::Key("a".into()), Seg::Index(1)],
