@@ -10,7 +10,14 @@ use std::time::{Duration, Instant};
 /// Corpus inputs that still panic or hang in the library: `(target, file name)`. Each is
 /// skipped here (and only here) until the code is fixed; then delete its entry so the
 /// input joins the passing set. Every entry must name an existing `crash-*` file.
-const KNOWN_FAILING: &[(&str, &str)] = &[];
+const KNOWN_FAILING: &[(&str, &str)] = &[
+    // `x-claw: count: 4294967295` (a 63-byte pod): `count` is clamped to u32::MAX only
+    // (src/pod/parse.rs:348), and `Claw::agent_ids` (src/pod/mod.rs:91, from
+    // src/project/mod.rs:41 and src/compile.rs `run`) allocates a Vec of that many IDs:
+    // "memory allocation of 103079215080 bytes failed", abort. Smaller counts are linear
+    // but unbounded (100000: 25 s, 500 MB RSS, 823 MB written; 3000000: > 4 GB).
+    ("pod", "crash-count-unbounded.yml"),
+];
 
 /// Per input, in a debug build (generous: a release build is some 20× faster).
 const LIMIT: Duration = Duration::from_secs(30);
