@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 /// Corpus inputs that still panic or hang in the library: `(target, file name)`. Each is
 /// skipped here (and only here) until the code is fixed; then delete its entry so the
-/// input joins the passing set. Every entry must name an existing `crash-*` file.
+/// input joins the passing set. Every entry must name an existing `crash-*` file. Set
+/// `CLAWC_FUZZ_KNOWN_FAILING=1` to replay them too (to check a fix).
 const KNOWN_FAILING: &[(&str, &str)] = &[
     // `x-claw: count: 4294967295` (a 63-byte pod): `count` is clamped to u32::MAX only
     // (src/pod/parse.rs:348), and `Claw::agent_ids` (src/pod/mod.rs:91, from
@@ -17,6 +18,32 @@ const KNOWN_FAILING: &[(&str, &str)] = &[
     // "memory allocation of 103079215080 bytes failed", abort. Smaller counts are linear
     // but unbounded (100000: 25 s, 500 MB RSS, 823 MB written; 3000000: > 4 GB).
     ("pod", "crash-count-unbounded.yml"),
+    // 4000 unknown x-claw keys (59 KB): 4000 warnings, and each human-format report
+    // copies and scans the whole pod text (src/diag.rs:148 `Diagnostic::to_report`):
+    // quadratic, 34 s in a debug build (2000 keys: 13 s); `--format json` stays linear.
+    ("pod", "crash-many-unknown-keys.yml"),
+    // 3000 tools without a name or inputSchema (66 KB): each of the 6000 diagnostics of
+    // src/describe/decode.rs re-scans the text (`json_span::locate`, `SourceFile::span`
+    // in src/sourcemap.rs:47): quadratic, 42 s in a debug build even with --format json.
+    ("descriptor", "crash-many-bad-tools.json"),
+    // 20 tools whose inputSchema has `patternProperties: {"\\p{L}{1000000}": {}}` (2.4 KB):
+    // the meta-schema check (src/describe/schema.rs:38, `jsonschema::meta::validate`)
+    // compiles each pattern, about 2 s each before the regex size limit refuses it:
+    // 42 s in a debug build, linear in tools with no cap (8 MiB: days).
+    ("descriptor", "crash-regex-compile-per-tool.json"),
+    // 30000 `x` lines (60 KB): each bad line's span is computed from the start of the
+    // file (src/pod/env.rs:99 → `SourceFile::span`, src/sourcemap.rs:47): quadratic,
+    // 60 s in a debug build with --format json; an 8 MiB .env would run for days.
+    ("dotenv", "crash-many-bad-lines.env"),
+    // A 33 KB zstd layer holding a GNU long-name entry of 1 GiB: the tar crate reads
+    // long names (and PAX headers) into memory whole, uncapped, while
+    // src/image/layers.rs `index_layer` iterates `entries()`: libFuzzer out-of-memory
+    // (malloc(2147483648)); the same from `--images archive:` (a 256 MiB one in a 266 KB
+    // archive: 869 MB RSS).
+    ("layer", "crash-gnu-longname-1gib.tar.zst"),
+    // The same with a 1 GiB PAX extended header (also linear scans of it per entry
+    // field: 256 MiB takes 65 s in a debug build).
+    ("layer", "crash-pax-header-1gib.tar.zst"),
 ];
 
 /// Per input, in a debug build (generous: a release build is some 20× faster).
@@ -49,11 +76,12 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs every input of `target`; fails listing each one that panicked or was too slow.
 fn replay(target: &str) {
     let run = clawc::fuzzing::TARGETS.iter().find(|(name, _)| *name == target).unwrap_or_else(|| panic!("no fuzz target {target}")).1;
+    let known_too = std::env::var_os("CLAWC_FUZZ_KNOWN_FAILING").is_some();
     let mut failures = Vec::new();
     let mut ran = 0;
     for path in inputs(target) {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if KNOWN_FAILING.contains(&(target, name.as_str())) {
+        if !known_too && KNOWN_FAILING.contains(&(target, name.as_str())) {
             continue;
         }
         let data = std::fs::read(&path).unwrap();
@@ -68,6 +96,7 @@ fn replay(target: &str) {
             })
             .unwrap();
         match rx.recv_timeout(LIMIT) {
+            Ok(Ok(())) if known_too => eprintln!("{target}/{name}: passed in {:?}", start.elapsed()),
             Ok(Ok(())) => {}
             Ok(Err(msg)) => failures.push(format!("{target}/{name}: panicked: {msg}")),
             // The thread is left running; the test fails anyway.
