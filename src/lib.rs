@@ -23,6 +23,8 @@ pub mod access;
 pub mod compile;
 pub mod describe;
 pub mod diag;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grant;
 pub mod image;
 pub mod lock;
