@@ -6,6 +6,7 @@
 
 use crate::sourcemap::{FileId, Loc, SourceMap, Span};
 use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,11 +147,11 @@ impl Diagnostic {
         let mut labels = Vec::new();
         let mut src = None;
         let mut message = self.message.clone();
-        if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive) {
-            message = format!("{message}\n  at {}:{}", sources.name(loc.file), loc.span.line);
+        if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive || long_line(sources, l)) {
+            message = format!("{message}\n  at {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
         } else if let Some(loc) = self.loc {
             let file = sources.get(loc.file);
-            src = Some(miette::NamedSource::new(file.name.clone(), file.text.to_string()));
+            src = Some(miette::NamedSource::new(file.name.clone(), file.text.clone()));
             if loc.span != Span::FILE || !file.text.is_empty() {
                 let text = self.label.clone().unwrap_or_else(|| "here".to_string());
                 labels.push(miette::LabeledSpan::new(Some(text), loc.span.start, loc.span.end - loc.span.start));
@@ -170,6 +171,53 @@ impl Diagnostic {
             None => report,
         }
     }
+}
+
+/// Most diagnostics of one code shown for one file. A hostile file can hold 100,000
+/// instances of one mistake; past this many, one summary stands for the rest.
+pub const MAX_DIAGNOSTICS_PER_CODE: usize = 100;
+
+/// Keeps the first [`MAX_DIAGNOSTICS_PER_CODE`] diagnostics of each code in each file (in
+/// the order found) and adds one summary per code that had more. The summary has the
+/// same code, and is an error when any dropped diagnostic was. (Shared by the passes that
+/// report per item: pod, descriptors, registry, grants.)
+pub fn cap(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut shown: HashMap<(Option<FileId>, &'static str), usize> = HashMap::new();
+    let mut dropped: BTreeMap<(Option<FileId>, &'static str), (usize, Severity)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_CODE));
+    for d in diags {
+        let key = (d.loc.map(|l| l.file), d.code);
+        let n = shown.entry(key).or_default();
+        if *n < MAX_DIAGNOSTICS_PER_CODE {
+            *n += 1;
+            out.push(d);
+        } else {
+            let (count, severity) = dropped.entry(key).or_insert((0, Severity::Warning));
+            *count += 1;
+            *severity = (*severity).min(d.severity);
+        }
+    }
+    for ((file, code), (count, severity)) in dropped {
+        let msg = format!("{count} more `{code}` diagnostics in this file are not shown (only the first {MAX_DIAGNOSTICS_PER_CODE} are)");
+        let d = if severity == Severity::Error { Diagnostic::error(code, msg) } else { Diagnostic::warning(code, msg) };
+        let d = d.help("fix the ones shown and compile again");
+        out.push(match file {
+            Some(f) => d.in_file(f),
+            None => d,
+        });
+    }
+    out
+}
+
+/// Whether the line `loc` starts on is too long to draw (a minified descriptor): the
+/// snippet would be the whole file, once per diagnostic.
+fn long_line(sources: &SourceMap, loc: &Loc) -> bool {
+    const MAX_DRAWN_LINE: usize = 400;
+    let text = sources.get(loc.file).text.as_bytes();
+    let start = loc.span.start.min(text.len());
+    let line_start = text[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| start + i);
+    line_end - line_start > MAX_DRAWN_LINE
 }
 
 /// The closest candidate to `needle` by edit distance, if close enough to be a likely typo.

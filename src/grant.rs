@@ -5,7 +5,7 @@
 use crate::describe::{Descriptor, Memory};
 use crate::diag::{Diagnostic, suggest};
 use crate::pod::env::Env;
-use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, cap_diagnostics, interp};
+use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, interp};
 use crate::registry::Registry;
 use crate::sourcemap::Loc;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -115,7 +115,7 @@ pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTree
         let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
         plans.insert(name.clone(), plan);
     }
-    (plans, cap_diagnostics(r.diags))
+    (plans, crate::diag::cap(r.diags))
 }
 
 struct Resolver<'a> {

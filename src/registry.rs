@@ -70,7 +70,7 @@ impl Registry {
                 feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone() });
             }
         }
-        (Registry { services, feeds, runners: BTreeMap::new() }, crate::pod::cap_diagnostics(diags))
+        (Registry { services, feeds, runners: BTreeMap::new() }, crate::diag::cap(diags))
     }
 
     /// Tool `index` of `service` (both come from a resolved grant, so they exist).

@@ -12,10 +12,10 @@ use std::collections::HashSet;
 
 /// Decodes and validates one descriptor. Returns it only when it has no error.
 pub fn decode(file: FileId, src: &SourceFile) -> (Option<Descriptor>, Vec<Diagnostic>) {
-    let mut d = Dec { file, src, locator: Locator::new(src), diags: Vec::new() };
+    let mut d = Dec { file, src, locator: Locator::new(src), diags: Vec::new(), pattern_budget: schema::PATTERN_BUDGET };
     let desc = d.descriptor();
     let ok = !d.diags.iter().any(Diagnostic::is_error);
-    (desc.filter(|_| ok), crate::pod::cap_diagnostics(d.diags))
+    (desc.filter(|_| ok), crate::diag::cap(d.diags))
 }
 
 struct Dec<'a> {
@@ -24,6 +24,8 @@ struct Dec<'a> {
     /// Locates every reported value without rescanning the text.
     locator: Locator<'a>,
     diags: Vec<Diagnostic>,
+    /// What this descriptor's schema patterns may still match (see [`schema::PATTERN_BUDGET`]).
+    pattern_budget: usize,
 }
 
 /// A path into the descriptor, built as fields are visited.
@@ -360,7 +362,7 @@ impl Dec<'_> {
             );
             return None;
         }
-        if let Err(problem) = schema::check(s) {
+        if let Err(problem) = schema::check(s, &mut self.pattern_budget) {
             let mut ppath = spath.clone();
             ppath.extend(problem.path);
             let msg = format!("tools[{i}]: inputSchema is not a valid JSON Schema: {}", problem.message);

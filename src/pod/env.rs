@@ -115,7 +115,7 @@ pub fn parse_dotenv(file: FileId, src: &SourceFile) -> (Env, Vec<Diagnostic>) {
         }
         vars.insert(key.to_string(), dotenv_value(value.trim()));
     }
-    (Env { vars, ..Env::default() }, diags)
+    (Env { vars, ..Env::default() }, crate::diag::cap(diags))
 }
 
 fn dotenv_value(v: &str) -> String {

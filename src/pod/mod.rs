@@ -8,9 +8,8 @@ pub mod interp;
 mod parse;
 mod ports;
 
-use crate::diag::{Diagnostic, Severity};
 use crate::sourcemap::{FileId, Loc};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 pub use parse::parse_pod;
 
@@ -24,42 +23,6 @@ pub const MAX_AGENTS: u64 = 50_000;
 /// defaults are expanded, counting each replica: defaults are copied into every service,
 /// so a long `*-defaults` list times many services must not exhaust memory.
 pub const MAX_ENTRIES: u64 = 1_000_000;
-
-/// Most diagnostics of one code shown for one file. A hostile file can hold 100,000
-/// instances of one mistake; past this many, one summary stands for the rest.
-pub const MAX_DIAGNOSTICS_PER_CODE: usize = 100;
-
-/// Keeps the first [`MAX_DIAGNOSTICS_PER_CODE`] diagnostics of each code in each file (in
-/// the order found) and adds one summary per code that had more. The summary has the
-/// same code, and is an error when any dropped diagnostic was. (Shared by the passes that
-/// report per item: pod, descriptors, registry, grants.)
-pub fn cap_diagnostics(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut shown: HashMap<(Option<FileId>, &'static str), usize> = HashMap::new();
-    let mut dropped: BTreeMap<(Option<FileId>, &'static str), (usize, Severity)> = BTreeMap::new();
-    let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_CODE));
-    for d in diags {
-        let key = (d.loc.map(|l| l.file), d.code);
-        let n = shown.entry(key).or_default();
-        if *n < MAX_DIAGNOSTICS_PER_CODE {
-            *n += 1;
-            out.push(d);
-        } else {
-            let (count, severity) = dropped.entry(key).or_insert((0, Severity::Warning));
-            *count += 1;
-            *severity = (*severity).min(d.severity);
-        }
-    }
-    for ((file, code), (count, severity)) in dropped {
-        let msg = format!("{count} more `{code}` diagnostics in this file are not shown (only the first {MAX_DIAGNOSTICS_PER_CODE} are)");
-        let d = if severity == Severity::Error { Diagnostic::error(code, msg) } else { Diagnostic::warning(code, msg) };
-        let d = d.help("fix the ones shown and compile again");
-        out.push(match file {
-            Some(f) => d.in_file(f),
-            None => d,
-        });
-    }
-    out
-}
 
 /// A value and where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -69,7 +69,7 @@ pub fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diag
     let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS };
     let pod = cx.pod(root);
     let has_errors = cx.diags.iter().any(Diagnostic::is_error);
-    (pod.filter(|_| !has_errors), super::cap_diagnostics(cx.diags))
+    (pod.filter(|_| !has_errors), crate::diag::cap(cx.diags))
 }
 
 #[derive(Default)]
