@@ -35,6 +35,9 @@ pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, dia
                 if mode == DiffMode::Full {
                     v["diff"] = f.unified().into();
                 }
+                if let Some(found) = &f.found {
+                    v["found"] = found.clone().into();
+                }
                 v
             })
             .collect();

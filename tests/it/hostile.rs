@@ -61,6 +61,9 @@ fn check_never_reads_through_a_symlink_a_fifo_or_a_directory() {
             let report = files.iter().find(|f| f["path"] == "report.json").unwrap();
             assert_eq!(report["change"], "update");
             assert!(report["diff"].as_str().unwrap().contains("(a symlink; not read)"), "{report}");
+            assert_eq!(report["found"], "a symlink");
+            let lock = files.iter().find(|f| f["path"] == "clawc.lock").unwrap();
+            assert_eq!(lock["found"], "a FIFO");
             let md = files.iter().find(|f| f["path"] == "context/bot/CLAWDAPUS.md").unwrap();
             assert!(md["diff"].as_str().unwrap().contains("a symlink at `context/bot`"), "{md}");
         }
