@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes the hand-made seed inputs (`edge-*`) of fuzz/corpus/<target>/.
 
-The other seeds are copies of examples/ and tests/cases/ inputs, and whatever
-`cargo fuzz run` found (minimised). Run from the repository root:
-    python3 fuzz/seeds.py
+The other seeds are copies of examples/, tests/cases/ and tests/images/fixtures/
+inputs, and `fuzz-*`: inputs `cargo fuzz run` found that add coverage (a few per
+target, picked from a set-cover merge on edges). Run from the repository root:
+    python3 fuzz/seeds.py            # the edge-* seeds
+    python3 fuzz/seeds.py --crash    # also the crash-* known failures (needs `zstd`)
 Deterministic: the same files every time (tar mtimes fixed at 0).
 """
 
@@ -283,3 +285,60 @@ put("archive", "oci-in-tar.tar", tar_bytes([
 put("archive", "empty", b"")
 put("archive", "zeros.tar", b"\0" * 1536)
 put("archive", "gzip-whole.tar.gz", gz(archive_ok))
+
+
+# --- known failures (`crash-*`, see KNOWN_FAILING in tests/it/fuzz_corpus.rs) ----------------
+# Only with `--crash`: the layer ones stream GiBs through the `zstd` command.
+
+def crash(target, name, data):
+    with open(os.path.join(ROOT, target, "crash-" + name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def zstd_layer(parts, level):
+    """parts: bytes, or ("zeros", n) for n zero bytes streamed (never held in memory)."""
+    import subprocess
+    p = subprocess.Popen(["zstd", "-q", f"-{level}", "-c"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    import threading
+    out = []
+    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
+    reader.start()
+    for part in parts:
+        if isinstance(part, tuple):
+            chunk = part[1] * (1 << 20)
+            for _ in range(part[2] >> 20):
+                p.stdin.write(chunk)
+        else:
+            p.stdin.write(part)
+    p.stdin.close()
+    reader.join()
+    p.wait()
+    return out[0]
+
+
+def header(name, typ=tarfile.REGTYPE, size=0, link=""):
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.mtime, info.linkname = typ, size, 0, link
+    return info.tobuf(format=tarfile.GNU_FORMAT)
+
+
+if __name__ == "__main__" and "--crash" in __import__("sys").argv:
+    crash("pod", "count-unbounded.yml", "services:\n  a:\n    image: a\n    x-claw:\n      count: 4294967295\n")
+    crash("pod", "many-unknown-keys.yml",
+          "services:\n  a:\n    image: a\n    x-claw:\n" + "".join(f"      k{i}: 1\n" for i in range(4000)))
+    crash("descriptor", "many-bad-tools.json",
+          json.dumps({"version": 2, "description": "d", "mcp": {"path": "/m"}, "tools": [{"description": "d"}] * 3000}))
+    crash("descriptor", "regex-compile-per-tool.json", json.dumps({"version": 2, "description": "d", "mcp": {"path": "/m"}, "tools": [
+        {"name": f"t{i}", "description": "d", "inputSchema": {"type": "object", "patternProperties": {"\\p{L}{1000000}": {}}}}
+        for i in range(20)]}))
+    crash("dotenv", "many-bad-lines.env", "x\n" * 30000)
+    chain = header(".claw-describe.json", tarfile.SYMTYPE, link="l1") + b"".join(
+        header(f"l{i}", tarfile.SYMTYPE, link=f"l{i + 1}") for i in range(1, 12))
+    after = header("x") + b"\0" * 1024
+    crash("layer", "gnu-longname-1gib.tar.zst",
+          zstd_layer([chain, header("././@LongLink", tarfile.GNUTYPE_LONGNAME, 1 << 30), ("zeros", b"\0", 1 << 30), after], 19))
+    crash("layer", "zstd-skip-2gib.tar.zst", zstd_layer([chain, header("junk", size=2 << 30), ("zeros", b"\0", 2 << 30), after], 3))
+    # The PAX one: no symlink chain, 1 GiB of `a` as a PAX extended header.
+    crash("layer", "pax-header-1gib.tar.zst",
+          zstd_layer([header("././@LongLink", tarfile.XHDTYPE, 1 << 30), ("zeros", b"a", 1 << 30),
+                      header(".claw-describe.json") + b"\0" * 1024], 19))

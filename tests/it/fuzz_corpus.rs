@@ -19,7 +19,7 @@ const KNOWN_FAILING: &[(&str, &str)] = &[
     // but unbounded (100000: 25 s, 500 MB RSS, 823 MB written; 3000000: > 4 GB).
     ("pod", "crash-count-unbounded.yml"),
     // 4000 unknown x-claw keys (59 KB): 4000 warnings, and each human-format report
-    // copies and scans the whole pod text (src/diag.rs:148 `Diagnostic::to_report`):
+    // copies and scans the whole pod text (src/diag.rs:149 `Diagnostic::to_report`):
     // quadratic, 34 s in a debug build (2000 keys: 13 s); `--format json` stays linear.
     ("pod", "crash-many-unknown-keys.yml"),
     // 3000 tools without a name or inputSchema (66 KB): each of the 6000 diagnostics of
@@ -32,21 +32,29 @@ const KNOWN_FAILING: &[(&str, &str)] = &[
     // 42 s in a debug build, linear in tools with no cap (8 MiB: days).
     ("descriptor", "crash-regex-compile-per-tool.json"),
     // 30000 `x` lines (60 KB): each bad line's span is computed from the start of the
-    // file (src/pod/env.rs:99 → `SourceFile::span`, src/sourcemap.rs:47): quadratic,
+    // file (src/pod/env.rs:94 → `SourceFile::span`, src/sourcemap.rs:47): quadratic,
     // 60 s in a debug build with --format json; an 8 MiB .env would run for days.
     ("dotenv", "crash-many-bad-lines.env"),
     // A 33 KB zstd layer holding a GNU long-name entry of 1 GiB: the tar crate reads
     // long names (and PAX headers) into memory whole, uncapped, while
     // src/image/layers.rs `index_layer` iterates `entries()`: libFuzzer out-of-memory
     // (malloc(2147483648)); the same from `--images archive:` (a 256 MiB one in a 266 KB
-    // archive: 869 MB RSS).
+    // archive: 869 MB RSS). Its `/.claw-describe.json` is a chain of 12 symlinks, so
+    // `find_files` streams the layer again each round (8): this replay has no memory
+    // limit and fails on time instead.
     ("layer", "crash-gnu-longname-1gib.tar.zst"),
-    // The same with a 1 GiB PAX extended header (also linear scans of it per entry
+    // The same with a 1 GiB PAX extended header (the tar crate also scans it per entry
     // field: 256 MiB takes 65 s in a debug build).
     ("layer", "crash-pax-header-1gib.tar.zst"),
+    // A 67 KB zstd layer holding a 2 GiB file nobody asked for, and the symlink chain:
+    // `index_layer` has the tar crate skip the file by decompressing all of it, once per
+    // link round of `find_files` (up to 8 rounds, every layer each time): CPU time is
+    // bounded only by the decompressed size (zstd: ~32000× the input) times the rounds.
+    // A cap on bytes decompressed per layer or image is a design choice for the lead.
+    ("layer", "crash-zstd-skip-2gib.tar.zst"),
 ];
 
-/// Per input, in a debug build (generous: a release build is some 20× faster).
+/// Per input, in a debug build (generous: the corpus inputs take milliseconds).
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// The stack a compile runs on (the main thread's default).
