@@ -157,11 +157,12 @@ pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, e
         return Replay::Unknown;
     }
     let mut outputs = BTreeMap::new();
+    let mut dirs = disk::Dirs::default();
     for o in &lock.outputs {
         if !disk::is_safe_relative(&o.path) {
             return Replay::Unknown;
         }
-        match disk::read(out, &o.path, 256 << 20) {
+        match disk::read_in(out, &o.path, 256 << 20, &mut dirs) {
             Ok(Contents::Bytes(bytes)) if sha256_hex(&bytes) == o.sha256 => {
                 outputs.insert(o.path.clone(), bytes);
             }

@@ -93,9 +93,10 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
         });
         return Ok(all.collect());
     }
+    let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
         let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.clone(), found };
-        match read(out, rel, MAX_SHOWN.max(a.bytes.len() as u64))? {
+        match read(out, rel, MAX_SHOWN.max(a.bytes.len() as u64), &mut dirs)? {
             Contents::Bytes(old) if old == a.bytes => {}
             Contents::Bytes(old) => found.push(change(ChangeKind::Update, old, None)),
             Contents::Missing => found.push(change(ChangeKind::Create, Vec::new(), None)),
@@ -105,7 +106,7 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
     }
     let previous = previous_outputs(out)?.unwrap_or_default();
     for (rel, hash) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
-        if let Contents::Bytes(old) = read(out, rel, MAX_SHOWN)?
+        if let Contents::Bytes(old) = read(out, rel, MAX_SHOWN, &mut dirs)?
             && is_what_clawc_wrote(&old, hash, secrets)
         {
             found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
@@ -118,8 +119,8 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
     Ok(found)
 }
 
-fn read(out: &Path, rel: &str, limit: u64) -> Result<Contents, Diagnostic> {
-    disk::read(out, rel, limit).map_err(|e| {
+fn read(out: &Path, rel: &str, limit: u64, dirs: &mut disk::Dirs) -> Result<Contents, Diagnostic> {
+    disk::read_in(out, rel, limit, dirs).map_err(|e| {
         Diagnostic::error(codes::IO, format!("cannot read `{}`: {e}", out.join(rel).display()))
             .help("check that the output directory is readable")
     })

@@ -98,31 +98,52 @@ pub fn not_a_directory(out: &Path) -> Option<Kind> {
     fs::symlink_metadata(out).ok().map(|m| Kind::of(&m)).filter(|k| *k != Kind::Directory)
 }
 
+/// Directories of one output tree already seen to be real directories (so a walk over
+/// thousands of files looks at each shared directory once). Only valid while nothing else
+/// changes the tree, i.e. within one plan or one check.
+#[derive(Debug, Default)]
+pub struct Dirs(std::collections::HashSet<String>);
+
 /// Looks at `out/rel` (`rel` must be [`is_safe_relative`]) one component at a time.
 pub fn inspect(out: &Path, rel: &str) -> io::Result<Found> {
+    inspect_in(out, rel, &mut Dirs::default())
+}
+
+/// [`inspect`], skipping the directories `dirs` already vouches for (and adding those it sees).
+pub fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<Found> {
     let parts: Vec<&str> = rel.split('/').collect();
     let mut path = out.to_path_buf();
     for (i, part) in parts.iter().enumerate() {
         path.push(part);
+        let is_last = i + 1 == parts.len();
+        if !is_last && dirs.0.contains(&parts[..=i].join("/")) {
+            continue;
+        }
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(Found::Missing),
             Err(e) => return Err(e),
         };
         let kind = Kind::of(&meta);
-        if i + 1 == parts.len() {
+        if is_last {
             return Ok(if kind == Kind::File { Found::File(meta) } else { Found::Other(kind) });
         }
         if kind != Kind::Directory {
             return Ok(Found::Blocked { at: parts[..=i].join("/"), kind });
         }
+        dirs.0.insert(parts[..=i].join("/"));
     }
     Ok(Found::Missing)
 }
 
 /// Reads `out/rel` if it is a regular file of at most `limit` bytes.
 pub fn read(out: &Path, rel: &str, limit: u64) -> io::Result<Contents> {
-    match inspect(out, rel)? {
+    read_in(out, rel, limit, &mut Dirs::default())
+}
+
+/// [`read`] with the directories already seen (see [`Dirs`]).
+pub fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<Contents> {
+    match inspect_in(out, rel, dirs)? {
         Found::Missing => Ok(Contents::Missing),
         Found::Blocked { at, kind } => Ok(Contents::Foreign { at, kind }),
         Found::Other(kind) => Ok(Contents::Foreign { at: rel.to_string(), kind }),

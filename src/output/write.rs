@@ -196,8 +196,9 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
     let mut summary = WriteSummary::default();
     // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
     let order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
+    let mut dirs = disk::Dirs::default();
     for (rel, a) in order {
-        let found = disk::inspect(out, rel).map_err(|e| io("inspect", &out.join(rel), e))?;
+        let found = disk::inspect_in(out, rel, &mut dirs).map_err(|e| io("inspect", &out.join(rel), e))?;
         match found {
             Found::Missing => {}
             Found::File(meta) if is_current(out, rel, a, &meta) => {
