@@ -310,24 +310,28 @@ mod tests {
         format!(r#"{{"mediaType":"{media}","digest":"{digest}","size":{size}}}"#)
     }
 
-    #[test]
-    fn deeply_nested_indexes_are_refused_without_recursion() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+    /// A layout in `d` whose image `name` is a manifest behind `depth` nested indexes.
+    fn nested_layout(d: &Path, depth: usize, name: &str) {
         std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
         std::fs::write(d.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
         let config = br#"{"config":{"Labels":{"claw.type":"x"}}}"#;
         let config = descriptor("application/vnd.oci.image.config.v1+json", &blob(d, config), config.len());
         let manifest = format!(r#"{{"schemaVersion":2,"config":{config},"layers":[]}}"#);
         let mut top = descriptor("application/vnd.oci.image.manifest.v1+json", &blob(d, manifest.as_bytes()), manifest.len());
-        // 20,000 indexes, each naming the next: a stack overflow for a recursive reader.
-        for _ in 0..20_000 {
+        for _ in 0..depth {
             let index = format!(r#"{{"schemaVersion":2,"manifests":[{top}]}}"#);
             top = descriptor("application/vnd.oci.image.index.v1+json", &blob(d, index.as_bytes()), index.len());
         }
-        let named = top.replacen('{', r#"{"annotations":{"org.opencontainers.image.ref.name":"deep:1"},"#, 1);
+        let named = top.replacen('{', &format!(r#"{{"annotations":{{"org.opencontainers.image.ref.name":"{name}"}},"#), 1);
         std::fs::write(d.join("index.json"), format!(r#"{{"schemaVersion":2,"manifests":[{named}]}}"#)).unwrap();
-        let err = Layout::open_oci(d).err().unwrap();
+    }
+
+    #[test]
+    fn deeply_nested_indexes_are_refused_without_recursion() {
+        let dir = tempfile::tempdir().unwrap();
+        // 20,000 indexes, each naming the next: a stack overflow for a recursive reader.
+        nested_layout(dir.path(), 20_000, "deep:1");
+        let err = Layout::open_oci(dir.path()).err().unwrap();
         assert_eq!(err.code, diags::CORRUPT);
         assert!(err.message.contains("nest deeper than 8 levels"), "{}", err.message);
     }
@@ -335,20 +339,8 @@ mod tests {
     #[test]
     fn a_shallow_index_still_resolves() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
-        std::fs::write(d.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
-        let config = br#"{"config":{"Labels":{"claw.type":"x"}}}"#;
-        let config = descriptor("application/vnd.oci.image.config.v1+json", &blob(d, config), config.len());
-        let manifest = format!(r#"{{"schemaVersion":2,"config":{config},"layers":[]}}"#);
-        let mut top = descriptor("application/vnd.oci.image.manifest.v1+json", &blob(d, manifest.as_bytes()), manifest.len());
-        for _ in 0..MAX_INDEX_DEPTH {
-            let index = format!(r#"{{"schemaVersion":2,"manifests":[{top}]}}"#);
-            top = descriptor("application/vnd.oci.image.index.v1+json", &blob(d, index.as_bytes()), index.len());
-        }
-        let named = top.replacen('{', r#"{"annotations":{"org.opencontainers.image.ref.name":"ok:1"},"#, 1);
-        std::fs::write(d.join("index.json"), format!(r#"{{"schemaVersion":2,"manifests":[{named}]}}"#)).unwrap();
-        let layout = Layout::open_oci(d).unwrap();
+        nested_layout(dir.path(), MAX_INDEX_DEPTH, "ok:1");
+        let layout = Layout::open_oci(dir.path()).unwrap();
         assert_eq!(layout.inspect("ok:1").unwrap().labels["claw.type"], "x");
     }
 

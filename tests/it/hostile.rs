@@ -182,6 +182,20 @@ fn compile_other(pod: &Pod, out: &str) -> std::collections::BTreeMap<String, Vec
     tree(&pod.path(out))
 }
 
+/// Starts `clawc compile` into `out` and sends it `signal` after `delay_ms`.
+fn compile_and_signal(pod: &Pod, delay_ms: u64, signal: i32) -> std::process::ExitStatus {
+    let mut child = clawc()
+        .current_dir(pod.dir.path())
+        .args(["compile", "claw-pod.yml", "-o", "out"])
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    unsafe { libc::kill(child.id() as i32, signal) };
+    child.wait().unwrap()
+}
+
 #[test]
 fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
     let pod = big_pod(150);
@@ -198,16 +212,7 @@ fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
             copy_tree(&old, &pod.path("out"));
         }
         let signal = if i % 2 == 0 { libc::SIGTERM } else { libc::SIGINT };
-        let mut child = clawc()
-            .current_dir(pod.dir.path())
-            .args(["compile", "claw-pod.yml", "-o", "out"])
-            .stderr(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        unsafe { libc::kill(child.id() as i32, signal) };
-        let status = child.wait().unwrap();
+        let status = compile_and_signal(&pod, delay_ms, signal);
         let now = tree(&pod.path("out"));
         assert!(!pod.path("out/.clawc-stage").exists(), "staging left behind after delay {delay_ms}");
         match status.code() {
@@ -232,16 +237,7 @@ fn a_killed_write_is_completed_or_rolled_back_by_the_next_run() {
     for delay_ms in [0u64, 10, 25, 50, 75, 100] {
         std::fs::remove_dir_all(pod.path("out")).unwrap();
         copy_tree(&old, &pod.path("out"));
-        let mut child = clawc()
-            .current_dir(pod.dir.path())
-            .args(["compile", "claw-pod.yml", "-o", "out"])
-            .stderr(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-        child.wait().unwrap();
+        compile_and_signal(&pod, delay_ms, libc::SIGKILL);
         // Whatever was left, the next run ends with exactly the new tree and no staging.
         assert_eq!(compile_other(&pod, "out"), new, "delay {delay_ms}");
         assert!(!pod.path("out/.clawc-stage").exists());
