@@ -125,7 +125,7 @@ pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, e
     if disk::not_a_directory(out).is_some() || leftover {
         return Replay::Unknown;
     }
-    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, 64 << 20) else { return Replay::Unknown };
+    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, disk::MAX_BOOKKEEPING) else { return Replay::Unknown };
     let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
@@ -162,7 +162,7 @@ pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, e
         if !disk::is_safe_relative(&o.path) {
             return Replay::Unknown;
         }
-        match disk::read_in(out, &o.path, 256 << 20, &mut dirs) {
+        match disk::read_in(out, &o.path, disk::MAX_OUTPUT, &mut dirs) {
             Ok(Contents::Bytes(bytes)) if sha256_hex(&bytes) == o.sha256 => {
                 outputs.insert(o.path.clone(), bytes);
             }

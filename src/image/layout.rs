@@ -8,7 +8,6 @@ use super::{FileRead, ImageInfo, ImageSource, diags, normalize_ref};
 use crate::source::record::sha256_hex;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -92,7 +91,7 @@ impl Layout {
                 let path = dir.join(loc);
                 // A blob is a regular file of the layout: never a symlink out of it, never
                 // a FIFO that would block the read.
-                let f = open_regular(&path, false).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
+                let f = crate::output::disk::open_regular(&path, false).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
                 let len = f.metadata().map_err(|e| LayoutError::corrupt(e.to_string()))?.len();
                 if let Some(want) = expected.filter(|w| *w != len) {
                     return Err(LayoutError::corrupt(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
@@ -104,7 +103,7 @@ impl Layout {
                 if let Some(want) = expected.filter(|w| *w != size) {
                     return Err(LayoutError::corrupt(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
                 }
-                let mut f = open_regular(file, true).map_err(|e| LayoutError::corrupt(e.to_string()))?;
+                let mut f = crate::output::disk::open_regular(file, true).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 Ok(Box::new(f.take(size)))
             }
@@ -189,7 +188,8 @@ impl Layout {
 
     /// Opens a `docker save` archive.
     pub fn open_archive(file: &Path) -> Result<Layout, LayoutError> {
-        let f = open_regular(file, true).map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
+        let f = crate::output::disk::open_regular(file, true)
+            .map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
         let mut archive = tar::Archive::new(f);
         let mut index = BTreeMap::new();
         // `docker save` stores a layer shared by several images once and links the rest.
@@ -280,19 +280,6 @@ fn labels_of(config: &[u8]) -> Result<BTreeMap<String, String>, LayoutError> {
     let v: serde_json::Value = parse(config, "image configuration")?;
     let labels = v.get("config").and_then(|c| c.get("Labels")).and_then(|l| l.as_object());
     Ok(labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
-}
-
-/// Opens `path` for reading only if it is a regular file (`O_NONBLOCK`, so a FIFO cannot
-/// block the open); `follow`: whether a final symlink is followed (the operator's archive
-/// path may be one; a blob inside a layout may not).
-fn open_regular(path: &Path, follow: bool) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = if follow { libc::O_NONBLOCK } else { libc::O_NONBLOCK | libc::O_NOFOLLOW };
-    let f = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok(f)
 }
 
 #[cfg(test)]

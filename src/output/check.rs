@@ -76,9 +76,6 @@ fn printable(text: &str) -> String {
     out
 }
 
-/// Files larger than this on disk are compared by size and not shown.
-const MAX_SHOWN: u64 = 64 << 20;
-
 /// Every difference between `artifacts` and `out`, sorted by path.
 pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<Vec<FileDrift>, Diagnostic> {
     let mut found = Vec::new();
@@ -96,7 +93,7 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
     let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
         let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.clone(), found };
-        match read(out, rel, MAX_SHOWN.max(a.bytes.len() as u64), &mut dirs)? {
+        match read(out, rel, disk::MAX_OUTPUT.max(a.bytes.len() as u64), &mut dirs)? {
             Contents::Bytes(old) if old == a.bytes => {}
             Contents::Bytes(old) => found.push(change(ChangeKind::Update, old, None)),
             Contents::Missing => found.push(change(ChangeKind::Create, Vec::new(), None)),
@@ -106,7 +103,7 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
     }
     let previous = previous_outputs(out)?.unwrap_or_default();
     for (rel, hash) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
-        if let Contents::Bytes(old) = read(out, rel, MAX_SHOWN, &mut dirs)?
+        if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut dirs)?
             && is_what_clawc_wrote(&old, hash, secrets)
         {
             found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
@@ -133,12 +130,9 @@ fn foreign(rel: &str, at: &str, kind: Kind) -> String {
 /// The regular files of `artifacts`' paths as they are on disk (for the committed-secret
 /// scan); anything else is skipped unread.
 pub fn committed(out: &Path, paths: impl IntoIterator<Item = String>) -> Vec<(String, Vec<u8>)> {
-    paths.into_iter().filter_map(|p| matches_bytes(disk::read(out, &p, MAX_SHOWN)).map(|b| (p, b))).collect()
-}
-
-fn matches_bytes(r: std::io::Result<Contents>) -> Option<Vec<u8>> {
-    match r {
+    let read = |p: &String| match disk::read(out, p, disk::MAX_OUTPUT) {
         Ok(Contents::Bytes(b)) => Some(b),
         _ => None,
-    }
+    };
+    paths.into_iter().filter_map(|p| read(&p).map(|b| (p, b))).collect()
 }

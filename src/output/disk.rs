@@ -12,6 +12,12 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path};
 
+/// Largest bookkeeping file clawc reads from `--out` (`clawc.lock`, a journal, an older
+/// clawc's manifest).
+pub const MAX_BOOKKEEPING: u64 = 64 << 20;
+/// Largest compiled file clawc reads back from `--out` to compare, hash or show.
+pub const MAX_OUTPUT: u64 = 256 << 20;
+
 /// What kind of entry sits where clawc expected a regular file or a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -154,7 +160,7 @@ pub fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
 /// the open descriptor is a regular file of at most `limit` bytes.
 pub fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
-    let file = match open_nofollow(path) {
+    let file = match open(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Contents::Missing),
         // ELOOP: the final component became a symlink.
@@ -177,9 +183,20 @@ pub fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> 
     Ok(Contents::Bytes(bytes))
 }
 
-/// `open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)`.
-pub fn open_nofollow(path: &Path) -> io::Result<File> {
-    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)
+/// `open(path, O_RDONLY | O_NONBLOCK)`, plus `O_NOFOLLOW` unless `follow`: a FIFO cannot
+/// block the open, and a final symlink is not followed unless asked.
+pub fn open(path: &Path, follow: bool) -> io::Result<File> {
+    let flags = if follow { libc::O_NONBLOCK } else { libc::O_NONBLOCK | libc::O_NOFOLLOW };
+    fs::OpenOptions::new().read(true).custom_flags(flags).open(path)
+}
+
+/// [`open`], refusing (as an error) anything but a regular file.
+pub fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
+    let f = open(path, follow)?;
+    match Kind::of(&f.metadata()?) {
+        Kind::File => Ok(f),
+        kind => Err(io::Error::other(format!("{}, not a regular file", kind.describe()))),
+    }
 }
 
 #[cfg(test)]

@@ -116,16 +116,11 @@ fn check_names(artifacts: &ArtifactSet) -> Result<(), Diagnostic> {
 /// Creates `out` if needed; refuses one that is a symlink or not a directory (in CI the
 /// default `--out` is part of the untrusted checkout).
 fn prepare_out(out: &Path) -> Result<(), Diagnostic> {
-    match fs::symlink_metadata(out) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(m) => Err(Diagnostic::error(
-            codes::NOT_A_DIRECTORY,
-            format!("the output directory `{}` is {}", out.display(), Kind::of(&m).describe()),
-        )
-        .help("clawc never writes through a symlinked output directory; point -o at a real directory (or remove the link)")),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir_all(out).map_err(|e| io("create directory", out, e)),
-        Err(e) => Err(io("inspect", out, e)),
+    if let Some(kind) = disk::not_a_directory(out) {
+        return Err(Diagnostic::error(codes::NOT_A_DIRECTORY, format!("the output directory `{}` is {}", out.display(), kind.describe()))
+            .help("clawc never writes through a symlinked output directory; point -o at a real directory (or remove the link)"));
     }
+    fs::create_dir_all(out).map_err(|e| io("create directory", out, e))
 }
 
 /// Takes the write lock of `out` (an `flock` on the directory itself, so no lock file is
@@ -163,7 +158,7 @@ fn recover(out: &Path) -> Result<(), Diagnostic> {
         Ok(m) if !m.is_dir() => return fs::remove_file(&stage).map_err(|e| io("remove", &stage, e)),
         Ok(_) => {}
     }
-    let journal = match disk::read(out, &format!("{STAGE}/{JOURNAL}"), 64 << 20) {
+    let journal = match disk::read(out, &format!("{STAGE}/{JOURNAL}"), disk::MAX_BOOKKEEPING) {
         Ok(Contents::Bytes(b)) => serde_json::from_slice::<Journal>(&b).ok(),
         _ => None,
     };
@@ -180,7 +175,7 @@ fn is_staged_name(s: &str) -> bool {
 /// What the previous compile wrote: `clawc.lock`'s outputs and their hashes. `None`:
 /// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
 pub(crate) fn previous_outputs(out: &Path) -> Result<Option<BTreeMap<String, String>>, Diagnostic> {
-    let lock = match disk::read(out, LOCK, 64 << 20).map_err(|e| io("read", &out.join(LOCK), e))? {
+    let lock = match disk::read(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))? {
         Contents::Missing => return Ok(Some(BTreeMap::new())),
         Contents::Bytes(b) => serde_json::from_slice::<crate::lock::Lock>(&b).ok(),
         _ => None,
@@ -213,7 +208,7 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
         journal.writes.push((journal.writes.len().to_string(), rel.clone()));
     }
     for (rel, hash) in previous.iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
-        match disk::read(out, rel, 256 << 20).map_err(|e| io("read", &out.join(rel), e))? {
+        match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
             Contents::Missing => {}
             Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
                 journal.deletes.push((rel.clone(), sha256_hex(&b)));
@@ -240,7 +235,7 @@ fn legacy_manifest(out: &Path, journal: &mut Journal) {
 
 /// The bytes of `<out>/.clawc-manifest.json` when it is a manifest clawc wrote.
 pub(crate) fn legacy_manifest_bytes(out: &Path) -> Option<Vec<u8>> {
-    match disk::read(out, LEGACY_MANIFEST, 64 << 20) {
+    match disk::read(out, LEGACY_MANIFEST, disk::MAX_BOOKKEEPING) {
         Ok(Contents::Bytes(b)) if serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| v["generator"] == "clawc") => Some(b),
         _ => None,
     }
@@ -339,7 +334,7 @@ fn apply(out: &Path, journal: &Journal) -> Result<(), Diagnostic> {
         if !is_safe_relative(rel) {
             continue;
         }
-        if let Ok(Contents::Bytes(b)) = disk::read(out, rel, 256 << 20)
+        if let Ok(Contents::Bytes(b)) = disk::read(out, rel, disk::MAX_OUTPUT)
             && sha256_hex(&b) == *hash
         {
             fs::remove_file(out.join(rel)).map_err(|e| failed(io("remove stale file", &out.join(rel), e)))?;
