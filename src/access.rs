@@ -4,12 +4,12 @@
 //! agents × tools matrix (`report --matrix`).
 
 use crate::compile::Analysis;
+use crate::describe::ServiceDescriptor;
 use crate::describe::Tool;
+use crate::describe::{ToolName, Transport};
 use crate::diag::{Diagnostic, suggest};
 use crate::grant::{GrantedTool, Provenance};
 use crate::pod::{Allow, Origin, Role};
-use crate::project::alias::presented_name;
-use crate::registry::Described;
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
 
@@ -68,7 +68,7 @@ pub fn agent_service<'a>(a: &'a Analysis, agent: &str) -> Result<&'a str, Diagno
 }
 
 /// Resolves `service.tool` (tool names may contain dots) or a bare service name.
-pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a Described, Option<usize>), Diagnostic> {
+pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a ServiceDescriptor, Option<usize>), Diagnostic> {
     if let Some(d) = a.registry.services.get_key_value(text).filter(|(_, d)| !d.descriptor.tools.is_empty()) {
         return Ok((d.0, d.1, None));
     }
@@ -83,7 +83,7 @@ pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a Described
     // A known service with an unknown tool: suggest among that service's tools.
     for (i, _) in text.match_indices('.') {
         if let Some(d) = a.registry.services.get(&text[..i]).filter(|d| !d.descriptor.tools.is_empty()) {
-            let names: Vec<String> = d.descriptor.tools.iter().map(|t| format!("{}.{}", &text[..i], t.name)).collect();
+            let names: Vec<String> = d.descriptor.tools.iter().map(|t| ToolName::new(&text[..i], &t.name).to_string()).collect();
             let help = suggest(text, names.iter().map(String::as_str), format!("`{}` declares: {}", &text[..i], names.join(", ")));
             return Err(Diagnostic::error(codes::UNKNOWN_TARGET, format!("\"{text}\" is not a tool of this pod")).help(help));
         }
@@ -91,7 +91,9 @@ pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a Described
     let all: Vec<String> = a
         .registry
         .tool_services()
-        .flat_map(|(s, d)| std::iter::once(s.to_string()).chain(d.descriptor.tools.iter().map(move |t| format!("{s}.{}", t.name))))
+        .flat_map(|(s, d)| {
+            std::iter::once(s.to_string()).chain(d.descriptor.tools.iter().map(move |t| ToolName::new(s, &t.name).to_string()))
+        })
         .collect();
     let help =
         suggest(text, all.iter().map(String::as_str), "name a tool as <service>.<tool>, or a service whose descriptor declares tools");
@@ -113,7 +115,7 @@ pub fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Option<us
     for (id, svc) in agents(a) {
         for g in a.plans.get(svc).map_or(&[][..], |p| &p.tools) {
             if g.service == service && tool.is_none_or(|t| t == g.index) {
-                let name = format!("{service}.{}", a.registry.tool(service, g.index).name);
+                let name = a.registry.tool_name(service, g.index).to_string();
                 out.push(Holder {
                     agent: id.clone(),
                     tool: name,
@@ -152,7 +154,7 @@ pub struct Explanation {
     pub suggestion: Option<String>,
 }
 
-fn granted_chain(g: &GrantedTool, d: &Described, tool: &Tool, sources: &SourceMap) -> Vec<Step> {
+fn granted_chain(g: &GrantedTool, d: &ServiceDescriptor, tool: &Tool, sources: &SourceMap) -> Vec<Step> {
     let mut chain = Vec::new();
     let grant_at = Some(at(&g.via, sources));
     match g.via.origin {
@@ -182,9 +184,9 @@ fn granted_chain(g: &GrantedTool, d: &Described, tool: &Tool, sources: &SourceMa
         at: Some(sources.name(d.file).to_string()),
         text: format!("version {} descriptor, from the {origin}", d.descriptor.version),
     });
-    let exec = match &tool.http {
-        Some(h) => format!("{} {}", h.method, h.path),
-        None => format!("MCP tool `{}` at {}", tool.name, d.descriptor.mcp.as_ref().map_or("/mcp", |m| m.path.as_str())),
+    let exec = match &tool.transport {
+        Transport::Http { method, path, .. } => format!("{method} {path}"),
+        Transport::Mcp { path, tool_name } => format!("MCP tool `{tool_name}` at {path}"),
     };
     chain.push(Step { step: "tool", at: None, text: format!("{} — {} [{}], runs as {exec}", tool.name, tool.description, effect(tool)) });
     chain
@@ -195,12 +197,12 @@ pub fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &str, to
     let consumer = agent_service(a, agent).expect("callers resolve the agent first");
     let d = &a.registry.services[service];
     let t = &d.descriptor.tools[tool];
-    let canonical = format!("{service}.{}", t.name);
+    let name = ToolName::new(service, &t.name);
     let mut e = Explanation {
         agent: agent.to_string(),
         service: consumer.to_string(),
-        tool: canonical.clone(),
-        alias: presented_name(&canonical),
+        tool: name.to_string(),
+        alias: name.alias(),
         granted: false,
         chain: Vec::new(),
         why_not: None,

@@ -5,7 +5,7 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::describe::json_span::{Seg, locate};
+use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
 use crate::image::cache::Cache;
@@ -13,11 +13,11 @@ use crate::image::{ImageSet, ImageSource};
 use crate::output::ArtifactSet;
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
-use crate::registry::{Described, Registry, Skill};
+use crate::registry::Registry;
 use crate::source::fs::{InputRoot, ReadError, read_text};
 use crate::source::record::InputLog;
-use crate::source::{Request, Sources, diags as source_diags};
-use crate::sourcemap::{Loc, SourceMap};
+use crate::source::{Declared, Request, Sources, diags as source_diags};
+use crate::sourcemap::SourceMap;
 use crate::{describe, grant, project, secrets, yaml};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -170,9 +170,8 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         log.record(reference, "image", None);
     }
     let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
-    let named: BTreeSet<String> = described.keys().cloned().collect();
+    let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
-    let runners = runner_types(&pod, &pod_dir, &images, &log);
     if diags.has_errors() {
         return None;
     }
@@ -181,13 +180,13 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    let mut built = build(pod, described.clone(), runners, &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), &described, sources, &env, opts.secrets, &images_setting(opts), &built);
+    let core = build(pod, described, &env, opts.secrets, sources, diags)?;
+    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &core);
     // The lock is as sensitive as the most sensitive file it describes.
-    let secret = built.artifacts.0.values().any(|a| a.secret);
-    built.artifacts.insert_secret(crate::lock::LOCK, lock, secret);
-    built.agents = agents;
-    Some(built)
+    let secret = core.artifacts.0.values().any(|a| a.secret);
+    let mut artifacts = core.artifacts;
+    artifacts.insert_secret(crate::lock::LOCK, lock, secret);
+    Some(Built { artifacts, agents, secrets: core.secrets, analysis: core.analysis })
 }
 
 /// The input root: `--root` (which must exist) or the one discovered from the pod.
@@ -266,7 +265,7 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
     env
 }
 
-/// Reads and decodes every service's descriptor (services in name order).
+/// Describes every service (in name order): its sources read, then the describe stage.
 fn describe_all(
     pod: &Pod,
     pod_dir: &Path,
@@ -278,81 +277,17 @@ fn describe_all(
 ) -> BTreeMap<String, Described> {
     let overrides = overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect();
     let chain = Sources::standard(overrides, images.clone());
+    let skills = crate::source::Skills { pod_dir, log };
     let mut out = BTreeMap::new();
     for (name, service) in &pod.services {
-        let loaded = match chain.describe(&Request { pod_dir, service, log }) {
-            Ok(Some(l)) => l,
-            Ok(None) => continue,
-            Err(ds) => {
-                diags.extend(ds.into_iter().map(|d| if d.loc.is_none() { d.at(service.loc) } else { d }));
-                continue;
-            }
-        };
-        diags.extend(loaded.warnings.iter().cloned());
-        let file = sources.add(loaded.name.clone(), loaded.text.clone());
-        let (descriptor, ds) = describe::decode(file, sources.get(file));
-        diags.extend(ds);
-        let descriptor = match (descriptor, &loaded.snapshot) {
-            (Some(d), Some((name, text))) => {
-                let snap = sources.add(name.clone(), text.clone());
-                let (tools, ds) = describe::decode(snap, sources.get(snap));
-                diags.extend(ds);
-                tools.and_then(|t| crate::image::merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok())
-            }
-            (d, _) => d,
-        };
-        let Some(descriptor) = descriptor else { continue };
-        let skill = descriptor.skill.as_ref().and_then(|s| {
-            let text = &sources.get(file).text;
-            let (a, b) = locate(text, &[Seg::Key("skill".into())]);
-            let loc = Loc { file, span: sources.get(file).span(a, b) };
-            match skill_name(s)
-                .and_then(|name| crate::source::read_skill(&loaded, s, pod_dir, log).map(|(source, text)| (name, source, text)))
-            {
-                Ok((name, source, text)) => Some(Skill { name, source, text }),
-                Err(d) => {
-                    diags.push(d.at(loc));
-                    None
-                }
-            }
-        });
-        let skill = match (skill, &loaded.skill_root) {
-            (None, crate::source::SkillRoot::Image(facts)) => emitted_skill(facts, log, service, diags),
-            (skill, _) => skill,
-        };
-        out.insert(name.clone(), Described { descriptor, file, origin: loaded.kind, skill });
+        let declared = Declared::from(service);
+        let req = Request::new(pod_dir, &declared, log);
+        let loaded = chain.describe(&req);
+        let runner = if declared.agent { crate::source::runner(&req, images) } else { None };
+        let input = describe::service::Input { loaded, runner };
+        out.insert(name.clone(), describe::service::describe(&declared, input, &skills, sources, diags));
     }
     out
-}
-
-/// The skill an image emits (`claw.skill.emit`), for a descriptor without its own.
-fn emitted_skill(
-    facts: &crate::image::ImageFacts,
-    log: &InputLog,
-    service: &crate::pod::Service,
-    diags: &mut Diagnostics,
-) -> Option<Skill> {
-    let raw = facts.label(crate::image::SKILL_EMIT_LABEL)?;
-    match skill_name(raw).and_then(|name| {
-        crate::source::image_file(facts, raw, Some(crate::image::SKILL_EMIT_LABEL), log).map(|(source, text)| (name, source, text))
-    }) {
-        Ok((name, source, text)) => Some(Skill { name, source, text }),
-        Err(d) => {
-            diags.push(d.at_opt(service.image.as_ref().map(|i| i.loc)));
-            None
-        }
-    }
-}
-
-/// The file name a skill is written under (`context/<agent>/skills/<name>`): the last
-/// component of its path, which must be a plain name.
-fn skill_name(path: &str) -> Result<String, Diagnostic> {
-    let name = project::context_md::basename(path);
-    if crate::output::disk::is_safe_relative(name) && !name.contains('/') {
-        return Ok(name.to_string());
-    }
-    Err(Diagnostic::error(source_diags::INVALID_SKILL_NAME, format!("skill path \"{path}\" does not end in a file name"))
-        .help("name the skill file itself, e.g. skills/api.md"))
 }
 
 /// Reads the images the pod names from the `--images` sources (the I/O edge).
@@ -367,26 +302,23 @@ fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Diagnostic>> {
     crate::image::fetch::fetch(&plan)
 }
 
-/// Each agent's runner: its image's `claw.type`, else its build Dockerfile's label.
-fn runner_types(pod: &Pod, pod_dir: &Path, images: &ImageSet, log: &InputLog) -> BTreeMap<String, String> {
-    crate::image::usage::runners(pod, images, |service| {
-        let req = Request { pod_dir, service, log };
-        crate::source::build_labels(&req).ok().flatten().and_then(|(mut labels, _)| labels.remove(crate::image::TYPE_LABEL))
-    })
+/// What the pure core produced: the artifacts before the lock is added.
+pub struct Core {
+    pub artifacts: ArtifactSet,
+    pub secrets: BTreeMap<String, String>,
+    pub analysis: Analysis,
 }
 
 /// The pure core after describe: register → grant → project → leak scan.
 pub fn build(
     pod: Pod,
     described: BTreeMap<String, Described>,
-    runners: BTreeMap<String, String>,
     env: &Env,
     mode: grant::SecretMode,
     sources: &SourceMap,
     diags: &mut Diagnostics,
-) -> Option<Built> {
-    let (mut registry, ds) = Registry::build(described, sources);
-    registry.runners = runners;
+) -> Option<Core> {
+    let (registry, ds) = Registry::build(described, sources);
     diags.extend(ds);
     let (plans, ds) = grant::resolve(&pod, &registry, env, mode);
     diags.extend(ds);
@@ -394,20 +326,25 @@ pub fn build(
         return None;
     }
     let secrets = secrets::collect(&plans);
-    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let redacted = project::project(&pod, &registry, &plans, sources, &warnings, SecretMode::Redact);
-    let scan = secrets::scan(&redacted, &secrets);
-    let new_warnings = !scan.is_empty();
-    diags.extend(scan);
-    if diags.has_errors() {
-        return None;
-    }
-    let artifacts = if mode == SecretMode::Redact && !new_warnings {
-        redacted
-    } else {
-        // Inline tokens (or scan warnings for the report): render the final tree.
+    let artifacts = {
+        // The leak scan reads the redacted tree; with inline tokens the files that carry
+        // them are then rendered again, in the mode asked for. report.json comes last,
+        // with every warning (the scan's too).
+        let redacted = project::project(&pod, &registry, &plans, sources, SecretMode::Redact);
+        diags.extend(secrets::scan(&redacted.artifacts, &secrets));
+        if diags.has_errors() {
+            return None;
+        }
+        let projected = if mode == SecretMode::Redact { redacted } else { project::project(&pod, &registry, &plans, sources, mode) };
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-        project::project(&pod, &registry, &plans, sources, &warnings, mode)
+        let tree = projected.with_report(&pod, &registry, sources, &warnings);
+        // The report holds no token in either mode; scan it on its own.
+        let report = tree.0.get(crate::project::REPORT).map(|a| a.bytes.as_slice()).unwrap_or_default();
+        diags.extend(secrets::scan_files([(crate::project::REPORT, report)], &secrets).into_iter().filter(Diagnostic::is_error));
+        if diags.has_errors() {
+            return None;
+        }
+        tree
     };
-    Some(Built { artifacts, agents: 0, secrets, analysis: Analysis { pod, registry, plans } })
+    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans } })
 }

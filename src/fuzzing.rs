@@ -8,6 +8,7 @@
 
 use crate::compile;
 use crate::describe;
+use crate::describe::{Described, ServiceDescriptor};
 use crate::diag::Diagnostic;
 use crate::grant::SecretMode;
 use crate::image::layers;
@@ -15,7 +16,6 @@ use crate::image::layout::Layout;
 use crate::image::{FileRead, TOOLS_IMPLICIT};
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::parse_pod;
-use crate::registry::Described;
 use crate::source::OriginKind;
 use crate::source::fs::MAX_INPUT_BYTES;
 use crate::sourcemap::{FileId, SourceMap};
@@ -99,12 +99,13 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
             let (d, ds) = describe::decode(file, sources.get(file));
             diags.extend(ds);
             if let Some(descriptor) = d {
-                described.insert(service.to_string(), Described { descriptor, file, origin: OriginKind::DescribeFile, skill: None });
+                let descriptor = ServiceDescriptor { descriptor, file, origin: OriginKind::DescribeFile, snapshot: None, skill: None };
+                described.insert(service.to_string(), Described { name: service.to_string(), runner: None, descriptor: Some(descriptor) });
             }
         }
         for mode in [SecretMode::Redact, SecretMode::Inline] {
             let mut ds = diags.clone();
-            if let Some(built) = compile::build(pod.clone(), described.clone(), BTreeMap::new(), &env, mode, &sources, &mut ds) {
+            if let Some(built) = compile::build(pod.clone(), described.clone(), &env, mode, &sources, &mut ds) {
                 std::hint::black_box(built.artifacts);
             }
             render(&ds.sorted(&sources).0, &sources);
@@ -154,7 +155,7 @@ pub fn snapshot(data: &[u8]) {
         let (tools, ds) = describe::decode(snap, sources.get(snap));
         render(&ds, &sources);
         if let (Some(desc), Some(tools)) = (desc, tools) {
-            match crate::image::merge::with_snapshot(desc, tools, base, snap, &sources) {
+            match describe::merge::with_snapshot(desc, tools, base, snap, &sources) {
                 Ok(merged) => std::hint::black_box(merged).tools.len(),
                 Err(d) => {
                     render(&[d], &sources);

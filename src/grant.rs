@@ -78,6 +78,20 @@ pub struct ResolvedFeed {
     pub loc: Loc,
 }
 
+impl ResolvedFeed {
+    /// The feed's name as agent `agent` subscribes to it.
+    pub fn name_for(&self, agent: &str) -> String {
+        crate::pod::for_agent(&self.name, agent)
+    }
+
+    /// The feed's path and full URL for agent `agent`.
+    pub fn path_and_url_for(&self, agent: &str) -> (String, String) {
+        let path = crate::pod::for_agent(&self.path, agent);
+        let url = format!("{}{path}", self.base_url);
+        (path, url)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ResolvedMemory {
     pub service: String,
@@ -193,7 +207,7 @@ impl<'a> Resolver<'a> {
             let via = Provenance { grant: g.loc, origin: g.origin, all: matches!(g.allow, Allow::All) };
             for index in indices {
                 if seen.insert((target.clone(), index)) {
-                    let name = format!("{target}.{}", desc.tools[index].name);
+                    let name = crate::describe::ToolName::new(target, &desc.tools[index].name);
                     let auth = self.auth(svc, target, desc, &format!("tool \"{name}\""), g.loc);
                     out.push(GrantedTool { service: target.clone(), index, via, base_url: self.base_url(target), auth });
                 }
@@ -313,10 +327,8 @@ impl<'a> Resolver<'a> {
         Some(ResolvedMemory { service: target.clone(), base_url: self.base_url(target), ops, timeout_ms: m.timeout_ms, auth })
     }
 
-    /// `http://<service>:<first expose/ports entry, default 80>`.
     fn base_url(&self, service: &str) -> String {
-        let port = self.pod.services.get(service).and_then(|s| s.ports.first()).map_or("80", String::as_str);
-        format!("http://{service}:{port}")
+        self.pod.base_url(service)
     }
 
     /// The bearer token a consumer presents to `provider`, read from the consumer's own

@@ -4,10 +4,10 @@
 //! their values (never the values; token variables are named but not hashed), and the
 //! SHA-256 of every output. `compile --check` replays it to answer from hashes alone.
 
+use crate::describe::ServiceDescriptor;
 use crate::grant::SecretMode;
 use crate::output::disk::{self, Contents};
 use crate::pod::env::Env;
-use crate::registry::Described;
 use crate::source::record::{InputEntry, sha256_hex};
 use crate::sourcemap::SourceMap;
 use serde::{Deserialize, Serialize};
@@ -65,17 +65,18 @@ fn mode_name(mode: SecretMode) -> &'static str {
     }
 }
 
-/// Builds the lock for `built.artifacts` (which must not yet hold the lock).
+/// Builds the lock for `built.artifacts` (which do not hold the lock).
 pub fn build(
     inputs: &BTreeMap<String, InputEntry>,
-    described: &BTreeMap<String, Described>,
     sources: &SourceMap,
     env: &Env,
     mode: SecretMode,
     images: &str,
-    built: &crate::compile::Built,
+    built: &crate::compile::Core,
 ) -> Vec<u8> {
-    let by_file: BTreeMap<&str, (&str, &Described)> = described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
+    let described = &built.analysis.registry.services;
+    let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
+        described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
     let inputs = inputs
         .iter()
         .map(|(path, e)| {

@@ -2,31 +2,13 @@
 //! feed registry. Tools stay with their service (namespaced `<service>.<tool>` later).
 
 use crate::describe::json_span::{Locator, Seg};
-use crate::describe::{Descriptor, FeedSpec};
+use crate::describe::{Described, FeedSpec, RunnerFact, ServiceDescriptor, ToolName};
 use crate::diag::Diagnostic;
-use crate::source::OriginKind;
-use crate::sourcemap::{FileId, Loc, SourceMap};
+use crate::sourcemap::{Loc, SourceMap};
 use std::collections::BTreeMap;
 
 pub mod codes {
     pub const FEED_COLLISION: &str = "clawc::register::feed_collision";
-}
-
-/// A service's descriptor and where it came from.
-#[derive(Clone, Debug)]
-pub struct Described {
-    pub descriptor: Descriptor,
-    pub file: FileId,
-    pub origin: OriginKind,
-    /// The descriptor's skill file: (basename, pod-relative source path, text).
-    pub skill: Option<Skill>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skill {
-    pub name: String,
-    pub source: String,
-    pub text: String,
 }
 
 /// A feed any agent may subscribe to by name.
@@ -38,18 +20,28 @@ pub struct FeedDef {
 
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
-    /// Every described service, by name.
-    pub services: BTreeMap<String, Described>,
+    /// Every service with a descriptor, by name.
+    pub services: BTreeMap<String, ServiceDescriptor>,
     /// Feeds by their pod-global name.
     pub feeds: BTreeMap<String, FeedDef>,
-    /// Agent service → its runner (`claw.type`), where an image or Dockerfile says.
-    pub runners: BTreeMap<String, String>,
+    /// Agent service → its runner, where an image or its build Dockerfile says.
+    pub runners: BTreeMap<String, RunnerFact>,
 }
 
 impl Registry {
     /// Registers the descriptors (visited by service name, so a collision always names
     /// the two services in sorted order).
-    pub fn build(services: BTreeMap<String, Described>, sources: &SourceMap) -> (Registry, Vec<Diagnostic>) {
+    pub fn build(described: BTreeMap<String, Described>, sources: &SourceMap) -> (Registry, Vec<Diagnostic>) {
+        let mut services = BTreeMap::new();
+        let mut runners = BTreeMap::new();
+        for (name, d) in described {
+            if let Some(r) = d.runner {
+                runners.insert(name.clone(), r);
+            }
+            if let Some(desc) = d.descriptor {
+                services.insert(name, desc);
+            }
+        }
         let mut feeds: BTreeMap<String, FeedDef> = BTreeMap::new();
         let mut diags = Vec::new();
         for (svc, d) in &services {
@@ -70,7 +62,7 @@ impl Registry {
                 feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone() });
             }
         }
-        (Registry { services, feeds, runners: BTreeMap::new() }, crate::diag::cap(diags))
+        (Registry { services, feeds, runners }, crate::diag::cap(diags))
     }
 
     /// Tool `index` of `service` (both come from a resolved grant, so they exist).
@@ -78,8 +70,13 @@ impl Registry {
         &self.services[service].descriptor.tools[index]
     }
 
+    /// The `service.tool` name of tool `index` of `service`.
+    pub fn tool_name<'a>(&'a self, service: &'a str, index: usize) -> ToolName<'a> {
+        ToolName::new(service, &self.tool(service, index).name)
+    }
+
     /// Services whose descriptor declares at least one tool (the tool registry).
-    pub fn tool_services(&self) -> impl Iterator<Item = (&str, &Described)> {
+    pub fn tool_services(&self) -> impl Iterator<Item = (&str, &ServiceDescriptor)> {
         self.services.iter().filter(|(_, d)| !d.descriptor.tools.is_empty()).map(|(s, d)| (s.as_str(), d))
     }
 }

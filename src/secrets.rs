@@ -125,7 +125,11 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
 
 /// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token).
 pub fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
-    let files = redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice()));
+    scan_files(redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice())), secrets)
+}
+
+/// Scans files about to be written that must hold no token at all.
+pub fn scan_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
     find(files, secrets, |var, path| {
         Diagnostic::error(codes::LEAK, format!("the secret value of {var} would be written to `{path}`")).help(format!(
             "a token may only appear in the auth of tools.json, feeds.json or memory.json; find where the value of {var} is copied into descriptor or pod text and remove it"

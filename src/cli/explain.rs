@@ -80,7 +80,7 @@ fn list(a: &clawc::compile::Analysis, sources: &clawc::sourcemap::SourceMap, age
         .map(|g| {
             let t = a.registry.tool(&g.service, g.index);
             serde_json::json!({
-                "tool": format!("{}.{}", g.service, t.name),
+                "tool": a.registry.tool_name(&g.service, g.index).to_string(),
                 "effect": access::effect(t),
                 "grant": access::at(&g.via, sources),
                 "via": access::route(&g.via, sources),

@@ -4,7 +4,7 @@
 //! reported rather than only the first.
 
 use super::json_span::{Locator, Seg};
-use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, HttpExec, McpEndpoint, Memory, Tool, diags, schema};
+use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, McpEndpoint, Memory, Tool, Transport, diags, schema};
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, Loc, SourceFile};
 use serde_json::{Map, Value};
@@ -147,7 +147,7 @@ impl Dec<'_> {
         }
         let v2 = version == 2;
         let mcp = if v2 { self.mcp(obj) } else { None };
-        let tools = if v2 { self.tools(obj, mcp.is_some()) } else { Vec::new() };
+        let tools = if v2 { self.tools(obj, mcp.as_ref()) } else { Vec::new() };
         let memory = if v2 { self.memory(obj) } else { None };
         let auth = self.auth(obj);
         let description = self.string(obj, &[], "description", "description").map(|(s, _)| s).unwrap_or_default();
@@ -289,10 +289,13 @@ impl Dec<'_> {
         Some(McpEndpoint { path: p })
     }
 
-    fn tools(&mut self, obj: &Map<String, Value>, has_mcp: bool) -> Vec<Tool> {
+    fn tools(&mut self, obj: &Map<String, Value>, mcp: Option<&McpEndpoint>) -> Vec<Tool> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
-        let mcp_declared = has_mcp || field(obj, "mcp").is_some_and(|(_, v)| !v.is_null());
+        // An `mcp` that failed to decode still makes the tools MCP tools (its error is
+        // already reported, so the path is never used).
+        let declared = field(obj, "mcp").is_some_and(|(_, v)| !v.is_null());
+        let mcp_declared = mcp.map(|m| m.path.as_str()).or(declared.then_some("/mcp"));
         for (i, (v, path)) in self.array(obj, &[], "tools").into_iter().enumerate() {
             let Some(t) = v.as_object() else {
                 self.wrong_type(&format!("tools[{i}]"), "an object", v, &path);
@@ -305,7 +308,7 @@ impl Dec<'_> {
         out
     }
 
-    fn tool(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool, seen: &mut HashSet<String>) -> Option<Tool> {
+    fn tool(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: Option<&str>, seen: &mut HashSet<String>) -> Option<Tool> {
         let errors_before = self.diags.len();
         let name = match self.string(t, path, "name", &format!("tools[{i}].name")).filter(|(n, _)| !n.is_empty()) {
             None => {
@@ -329,12 +332,17 @@ impl Dec<'_> {
             self.err(diags::TOOL, format!("tools[{i}]: description is required"), path, "describe what the tool does; the model reads it");
         }
         let input_schema = self.input_schema(i, t, path);
-        let http = self.http(i, t, path, mcp);
+        let http = self.http(i, t, path, mcp.is_some());
         let annotations = self.annotations(i, t, path);
         if self.diags.len() > errors_before {
             return None;
         }
-        Some(Tool { name: name?, description: description?, input_schema: input_schema?, annotations, http })
+        let name = name?;
+        let transport = match mcp {
+            Some(p) => Transport::Mcp { path: p.to_string(), tool_name: name.clone() },
+            None => http?,
+        };
+        Some(Tool { name, description: description?, input_schema: input_schema?, annotations, transport })
     }
 
     fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
@@ -377,7 +385,7 @@ impl Dec<'_> {
         Some(s.clone())
     }
 
-    fn http(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool) -> Option<HttpExec> {
+    fn http(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool) -> Option<Transport> {
         let http = self.get(t, path, "http");
         if mcp {
             if let Some((_, hpath)) = http {
@@ -427,8 +435,8 @@ impl Dec<'_> {
         };
         let p = self.string(h, &hpath, "path", &format!("tools[{i}].http.path"));
         let p = self.http_path(p, &format!("tools[{i}]: http"), &hpath, diags::TOOL)?;
-        if let Some((b, bpath)) = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")) {
-            let b = b.to_lowercase();
+        let body = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")).map(|(b, p)| (b.to_lowercase(), p));
+        if let Some((b, bpath)) = &body {
             if !b.is_empty() && b != "json" {
                 self.err(
                     diags::TOOL,
@@ -451,7 +459,8 @@ impl Dec<'_> {
             );
             return None;
         }
-        Some(HttpExec { method, path: p, body_key: body_key.map(|(k, _)| k) })
+        let body = body.map(|(b, _)| b).filter(|b| !b.is_empty());
+        Some(Transport::Http { method, path: p, body, body_key: body_key.map(|(k, _)| k) })
     }
 
     fn annotations(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {

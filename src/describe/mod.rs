@@ -4,10 +4,15 @@
 mod decode;
 pub mod diags;
 pub mod json_span;
+pub mod merge;
 mod schema;
+pub mod service;
 pub mod snapshot;
+pub mod tool_name;
 
 pub use decode::decode;
+pub use service::{Described, RunnerFact, ServiceDescriptor, Skill};
+pub use tool_name::ToolName;
 
 use serde_json::Value;
 
@@ -73,8 +78,8 @@ pub struct Tool {
     pub description: String,
     pub input_schema: Value,
     pub annotations: Option<Value>,
-    /// `None` for MCP tools (the descriptor's `mcp` endpoint executes them).
-    pub http: Option<HttpExec>,
+    /// How the tool is called.
+    pub transport: Transport,
 }
 
 impl Tool {
@@ -85,11 +90,42 @@ impl Tool {
     }
 }
 
+/// How a tool is executed: its own HTTP route, or `tools/call` on the service's MCP
+/// endpoint. A descriptor with `mcp` has only MCP tools, one without only HTTP tools.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HttpExec {
-    pub method: String,
-    pub path: String,
-    pub body_key: Option<String>,
+pub enum Transport {
+    Http {
+        /// Upper case: `GET`, `POST`, `PUT`, `PATCH`, `DELETE`.
+        method: String,
+        path: String,
+        /// The body encoding when declared (only `json`).
+        body: Option<String>,
+        /// Arguments are wrapped in `{"<body_key>": …}` (POST, PUT, PATCH only).
+        body_key: Option<String>,
+    },
+    Mcp {
+        /// The service's MCP endpoint path.
+        path: String,
+        /// The name `tools/call` is sent with.
+        tool_name: String,
+    },
+}
+
+impl Transport {
+    /// `http` or `mcp`, as tools.json writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Http { .. } => "http",
+            Transport::Mcp { .. } => "mcp",
+        }
+    }
+
+    /// The request path (the route, or the MCP endpoint).
+    pub fn path(&self) -> &str {
+        match self {
+            Transport::Http { path, .. } | Transport::Mcp { path, .. } => path,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

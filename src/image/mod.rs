@@ -15,7 +15,6 @@ pub mod docker;
 pub mod fetch;
 pub mod layers;
 pub mod layout;
-pub mod merge;
 pub mod usage;
 
 use serde::{Deserialize, Serialize};

@@ -40,6 +40,20 @@ pub struct Pod {
     pub services: BTreeMap<String, Service>,
 }
 
+impl Pod {
+    /// How other containers reach `service`: `http://<service>:<first expose/ports entry,
+    /// default 80>` (the one place a base URL is made).
+    pub fn base_url(&self, service: &str) -> String {
+        let port = self.services.get(service).and_then(|s| s.ports.first()).map_or("80", String::as_str);
+        format!("http://{service}:{port}")
+    }
+}
+
+/// `{claw_id}` in a feed name or path, replaced by the agent id (the one place it is).
+pub fn for_agent(text: &str, agent: &str) -> String {
+    text.replace("{claw_id}", agent)
+}
+
 #[derive(Clone, Debug)]
 pub struct Service {
     pub name: String,

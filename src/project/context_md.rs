@@ -2,7 +2,6 @@
 //! `templates/CLAWDAPUS.md.j2`. The `## Tools` and `## Ambient Memory` sections follow
 //! Clawdapus' verified line format byte for byte; the rest matches its content.
 
-use super::alias::presented_name;
 use crate::describe::AuthType;
 use crate::grant::Plan;
 use crate::pod::{Claw, Pod};
@@ -98,11 +97,6 @@ struct MemoryCtx<'a> {
     retain: bool,
 }
 
-/// Basename of a path (`/a/b/x.md` → `x.md`).
-pub fn basename(p: &str) -> &str {
-    p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
-}
-
 /// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
 pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
     let mut skills = Vec::new();
@@ -123,8 +117,8 @@ pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, 
             if s.scheme != "service" {
                 return ctx;
             }
-            if let Some(svc) = pod.services.get(&s.target) {
-                ctx.url = Some(format!("http://{}:{}", s.target, svc.ports.first().map_or("80", String::as_str)));
+            if pod.services.contains_key(&s.target) {
+                ctx.url = Some(pod.base_url(&s.target));
             }
             if let Some(d) = reg.services.get(&s.target) {
                 let desc = &d.descriptor;
@@ -152,7 +146,7 @@ pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, 
         })
         .collect();
     for s in &claw.skills {
-        let name = basename(&s.value);
+        let name = crate::describe::service::basename(&s.value);
         if !["handle-", "surface-", "include-"].iter().any(|p| name.starts_with(p)) {
             skills.push(SkillCtx { name: name.to_string(), why: "operator-provided skill".to_string() });
         }
@@ -168,15 +162,14 @@ pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, 
     let feeds = plan
         .feeds
         .iter()
-        .map(|f| FeedCtx { name: f.name.replace("{claw_id}", agent), source: &f.source, ttl: f.ttl, description: &f.description })
+        .map(|f| FeedCtx { name: f.name_for(agent), source: &f.source, ttl: f.ttl, description: &f.description })
         .collect();
     let tools = plan
         .tools
         .iter()
         .map(|g| {
-            let tool = reg.tool(&g.service, g.index);
-            let canonical = format!("{}.{}", g.service, tool.name);
-            ToolCtx { alias: presented_name(&canonical), canonical, description: &tool.description }
+            let name = reg.tool_name(&g.service, g.index);
+            ToolCtx { alias: name.alias(), canonical: name.to_string(), description: &reg.tool(&g.service, g.index).description }
         })
         .collect();
     let memory =

@@ -1,6 +1,7 @@
 //! The cllama context files: `tools.json`, `feeds.json`, `memory.json`, in Clawdapus'
 //! exact shapes (field order = struct order, omitted-when-empty fields skipped).
 
+use crate::describe::Transport;
 use crate::grant::{GrantedTool, ResolvedFeed, ResolvedMemory, SecretMode, Token};
 use crate::output::json::to_go_json;
 use crate::pod::ToolPolicy;
@@ -73,25 +74,23 @@ pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mo
     let entries = tools
         .iter()
         .map(|g| {
-            let desc = &reg.services[&g.service].descriptor;
-            let tool = &desc.tools[g.index];
-            let (transport, method, path, tool_name, body_key) = match (&tool.http, &desc.mcp) {
-                (Some(h), _) => ("http", Some(h.method.as_str()), h.path.as_str(), None, h.body_key.as_deref()),
-                (None, Some(m)) => ("mcp", None, m.path.as_str(), Some(tool.name.as_str()), None),
-                (None, None) => unreachable!("decode guarantees every tool has http or the descriptor mcp"),
+            let tool = reg.tool(&g.service, g.index);
+            let (method, tool_name, body_key) = match &tool.transport {
+                Transport::Http { method, body_key, .. } => (Some(method.as_str()), None, body_key.as_deref()),
+                Transport::Mcp { tool_name, .. } => (None, Some(tool_name.as_str()), None),
             };
             let annotations = tool.annotations.as_ref().filter(|a| a.as_object().is_some_and(|o| !o.is_empty()));
             ToolEntry {
-                name: format!("{}.{}", g.service, tool.name),
+                name: reg.tool_name(&g.service, g.index).to_string(),
                 description: &tool.description,
                 input_schema: &tool.input_schema,
                 annotations,
                 execution: Execution {
-                    transport,
+                    transport: tool.transport.name(),
                     service: &g.service,
                     base_url: &g.base_url,
                     method,
-                    path,
+                    path: tool.transport.path(),
                     tool_name,
                     body_key,
                     auth: auth_out(&g.auth, mode),
@@ -124,11 +123,11 @@ pub fn feeds_json(agent: &str, feeds: &[ResolvedFeed], mode: SecretMode) -> Vec<
     let out: Vec<FeedOut> = feeds
         .iter()
         .map(|f| {
-            let path = f.path.replace("{claw_id}", agent);
+            let (path, url) = f.path_and_url_for(agent);
             FeedOut {
-                name: f.name.replace("{claw_id}", agent),
+                name: f.name_for(agent),
                 source: &f.source,
-                url: format!("{}{path}", f.base_url),
+                url,
                 path,
                 ttl: f.ttl,
                 auth: f.auth.as_ref().map(|t| token_text(t, mode)),

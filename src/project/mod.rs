@@ -9,7 +9,6 @@
 //! report.json
 //! ```
 
-pub mod alias;
 pub mod context_md;
 pub mod mediated;
 pub mod report;
@@ -23,16 +22,25 @@ use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use std::collections::BTreeMap;
 
-/// Builds every artifact. `mode` decides how tokens are written; files that hold a
-/// literal token are marked secret.
-pub fn project(
-    pod: &Pod,
-    reg: &Registry,
-    plans: &BTreeMap<String, Plan>,
+/// The report's path in the tree.
+pub const REPORT: &str = "report.json";
+
+/// The per-agent artifacts, and what `report.json` will say of each agent. The report is
+/// rendered last ([`Projected::with_report`]), once the leak scan has added its warnings.
+pub struct Projected<'a> {
+    pub artifacts: ArtifactSet,
+    agents: Vec<report::AgentReport<'a>>,
+}
+
+/// Builds every per-agent artifact. `mode` decides how tokens are written; files that
+/// hold a literal token are marked secret.
+pub fn project<'a>(
+    pod: &'a Pod,
+    reg: &'a Registry,
+    plans: &'a BTreeMap<String, Plan>,
     sources: &SourceMap,
-    warnings: &[Diagnostic],
     mode: SecretMode,
-) -> ArtifactSet {
+) -> Projected<'a> {
     let mut out = ArtifactSet::default();
     let mut agents = Vec::new();
     for (service, plan) in plans {
@@ -48,7 +56,7 @@ pub fn project(
             put(
                 &mut out,
                 "CLAWDAPUS.md",
-                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(String::as_str)),
+                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(|r| r.runner.as_str())),
                 false,
             );
             let inline = mode == SecretMode::Inline;
@@ -74,13 +82,21 @@ pub fn project(
         }
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
-    let report = report::Report {
-        version: 1,
-        pod: &pod.name,
-        agents,
-        services: report::services_report(reg, sources),
-        warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
-    };
-    out.insert("report.json", to_go_json(&report));
-    out
+    Projected { artifacts: out, agents }
+}
+
+impl Projected<'_> {
+    /// The whole tree: the per-agent artifacts and `report.json` with `warnings`.
+    pub fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
+        let report = report::Report {
+            version: 1,
+            pod: &pod.name,
+            agents: self.agents,
+            services: report::services_report(reg, sources),
+            warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
+        };
+        let mut out = self.artifacts;
+        out.insert(REPORT, to_go_json(&report));
+        out
+    }
 }

@@ -2,7 +2,6 @@
 //! memory and artifacts; per service, where its descriptor came from; every warning.
 //! Never holds a secret value (only variable names).
 
-use super::alias::presented_name;
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
 use crate::pod::Origin;
@@ -167,10 +166,10 @@ pub fn agent_report<'a>(
         .tools
         .iter()
         .map(|g| {
-            let name = format!("{}.{}", g.service, reg.tool(&g.service, g.index).name);
+            let name = reg.tool_name(&g.service, g.index);
             ToolReport {
-                alias: presented_name(&name),
-                name,
+                alias: name.alias(),
+                name: name.to_string(),
                 grant: grant_report(&g.via, sources),
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),
             }
@@ -180,8 +179,8 @@ pub fn agent_report<'a>(
         .feeds
         .iter()
         .map(|f| {
-            let path = f.path.replace("{claw_id}", id);
-            FeedReport { name: f.name.replace("{claw_id}", id), source: &f.source, url: format!("{}{path}", f.base_url), ttl: f.ttl }
+            let (_, url) = f.path_and_url_for(id);
+            FeedReport { name: f.name_for(id), source: &f.source, url, ttl: f.ttl }
         })
         .collect();
     let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });

@@ -1,14 +1,30 @@
-//! Static `LABEL` reading from a Clawfile/Dockerfile (no build, no daemon): enough to
-//! find `claw.describe` in a build context, as Clawdapus does when the image is absent.
+//! Static reading of a Clawfile/Dockerfile (no build, no daemon): its `LABEL`s, enough
+//! to find `claw.describe` in a build context as Clawdapus does when the image is
+//! absent, and the Clawfile directive `CLAW_TYPE` that names the agent's runner.
 
 use std::collections::BTreeMap;
 
+/// What clawc reads from a Dockerfile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub labels: BTreeMap<String, String>,
+    /// The last `CLAW_TYPE <runner>` directive's value.
+    pub claw_type: Option<String>,
+}
+
 /// Labels set by `LABEL` instructions, later ones winning. Handles `k=v` pairs (quoted or
 /// not, several per line), the legacy `LABEL k v` form, and `\` line continuations.
-pub fn labels(text: &str) -> BTreeMap<String, String> {
+/// `CLAW_TYPE` (any case, as Dockerfile keywords) is read as Clawdapus' Clawfile parser
+/// reads it: the rest of the line.
+pub fn parse(text: &str) -> Parsed {
     let mut out = BTreeMap::new();
+    let mut claw_type = None;
     for instr in instructions(text) {
         let Some((kw, rest)) = instr.split_once(char::is_whitespace) else { continue };
+        if kw.eq_ignore_ascii_case("CLAW_TYPE") {
+            claw_type = Some(unquote(rest)).filter(|t| !t.is_empty());
+            continue;
+        }
         if !kw.eq_ignore_ascii_case("LABEL") {
             continue;
         }
@@ -25,7 +41,7 @@ pub fn labels(text: &str) -> BTreeMap<String, String> {
             }
         }
     }
-    out
+    Parsed { labels: out, claw_type }
 }
 
 /// Logical instructions: comments dropped, continuation lines joined.
@@ -111,11 +127,19 @@ mod tests {
     #[test]
     fn label_forms() {
         let text = "FROM scratch\n# LABEL claw.describe=/nope\nLABEL a=1 \"b\"=\"two words\" \\\n  claw.describe=/x.json\nLABEL legacy some value\nlabel c='q'\n";
-        let l = labels(text);
+        let l = parse(text).labels;
         assert_eq!(l["claw.describe"], "/x.json");
         assert_eq!(l["b"], "two words");
         assert_eq!(l["legacy"], "some value");
         assert_eq!(l["c"], "q");
         assert_eq!(l["a"], "1");
+    }
+
+    #[test]
+    fn claw_type_directive() {
+        let p = parse("FROM openclaw:latest\n\nCLAW_TYPE openclaw\nAGENT AGENTS.md\n");
+        assert_eq!(p.claw_type.as_deref(), Some("openclaw"));
+        assert_eq!(parse("FROM x\nclaw_type  hermes \n# CLAW_TYPE nope\n").claw_type.as_deref(), Some("hermes"));
+        assert_eq!(parse("FROM x\nLABEL claw.type=nanobot\n").claw_type, None);
     }
 }

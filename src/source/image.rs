@@ -1,11 +1,10 @@
 //! The image as a descriptor source: the descriptor its `claw.describe` label names (or
 //! `/.claw-describe.json`), and the MCP `tools/list` snapshot its `claw.tools` label names
-//! (or `/.claw-tools.json`), converted to a descriptor. Only an implicit path may be
+//! (or `/.claw-tools.json`), as read (the describe stage converts it). Only an implicit path may be
 //! missing; a labelled one must be there. The files were read by [`crate::image::fetch`];
 //! this only looks them up.
 
-use super::{DescriptorSource, Loaded, OriginKind, Request, SkillRoot, SourceResult};
-use crate::describe::snapshot;
+use super::{DescriptorSource, Loaded, OriginKind, Request, SkillRoot, Snapshot, SourceResult, Text};
 use crate::diag::Diagnostic;
 use crate::image::{
     DESCRIBE_LABEL, FileRead, ImageFacts, ImageSet, MCP_PATH_LABEL, TOOLS_LABEL, diags, image_path, layers::MAX_FILE_BYTES,
@@ -22,22 +21,21 @@ impl DescriptorSource for Image {
         let (dpath, dlabel) = facts.describe_path();
         let descriptor = optional(facts, &dpath, dlabel.then_some(DESCRIBE_LABEL)).map_err(at)?;
         let (tpath, tlabel) = facts.tools_path();
-        let snapshot = match optional(facts, &tpath, tlabel.then_some(TOOLS_LABEL)).map_err(at)? {
-            Some(s) => Some(convert(req, facts, &tpath, &s).map_err(at)?),
-            None => None,
-        };
-        let (name, text, snapshot, warnings) = match (descriptor, snapshot) {
-            (None, None) => return Ok(None),
-            (None, Some(c)) => (c.name, c.text, None, c.warnings),
-            (Some(d), Some(c)) => (facts.file_name(&dpath), d, Some((c.name, c.text)), c.warnings),
-            (Some(d), None) => (facts.file_name(&dpath), d, None, Vec::new()),
-        };
-        // An image's files are this source's inputs, as files on disk are the others'.
-        req.log.record(&name, "image", Some(text.as_bytes()));
-        if let Some((n, t)) = &snapshot {
-            req.log.record(n, "image", Some(t.as_bytes()));
+        let snapshot = optional(facts, &tpath, tlabel.then_some(TOOLS_LABEL)).map_err(at)?;
+        if descriptor.is_none() && snapshot.is_none() {
+            return Ok(None);
         }
-        Ok(Some(Loaded { kind: OriginKind::Image, name, text, skill_root: SkillRoot::Image(facts.clone()), warnings, snapshot }))
+        // An image's files are this source's inputs, as files on disk are the others'.
+        let descriptor = descriptor.map(|text| Text { name: facts.file_name(&dpath), text });
+        let snapshot = snapshot.map(|text| {
+            let mcp_path = facts.label(MCP_PATH_LABEL).and_then(image_path).unwrap_or_else(|| "/mcp".to_string());
+            Snapshot { file: Text { name: facts.file_name(&tpath), text }, mcp_path, loc: Some(reference.loc) }
+        });
+        for t in descriptor.iter().chain(snapshot.as_ref().map(|s| &s.file)) {
+            req.log.record(&t.name, "image", Some(t.text.as_bytes()));
+        }
+        let skill_root = SkillRoot::Image(facts.clone());
+        Ok(Some(Loaded { kind: OriginKind::Image, descriptor, snapshot, skill_root, warnings: Vec::new() }))
     }
 }
 
@@ -98,36 +96,4 @@ fn parent(path: &str) -> &str {
         Some(("", _)) | None => "/",
         Some((p, _)) => p,
     }
-}
-
-/// A snapshot converted to a descriptor.
-struct Converted {
-    name: String,
-    /// The descriptor's JSON text.
-    text: String,
-    warnings: Vec<Diagnostic>,
-}
-
-/// A snapshot's text → the descriptor it stands for.
-fn convert(req: &Request, facts: &ImageFacts, path: &str, text: &str) -> Result<Converted, Diagnostic> {
-    let name = facts.file_name(path);
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        Diagnostic::error(diags::INVALID_SNAPSHOT, format!("`{name}` is not valid JSON: {e}"))
-            .help("bake the JSON result of MCP tools/list, e.g. {\"tools\": [...]}")
-    })?;
-    let mcp_path = facts.label(MCP_PATH_LABEL).and_then(image_path).unwrap_or_else(|| "/mcp".to_string());
-    let (descriptor, partial) = snapshot::to_descriptor(&req.service.name, &value, &mcp_path).map_err(|e| {
-        Diagnostic::error(diags::INVALID_SNAPSHOT, format!("`{name}`: {}", e.0))
-            .help("bake the JSON result of MCP tools/list, e.g. {\"tools\": [...]}")
-    })?;
-    let mut warnings = Vec::new();
-    if partial {
-        warnings.push(
-            Diagnostic::warning(diags::PARTIAL_SNAPSHOT, format!("`{name}` has a nextCursor: it holds one page of tools/list"))
-                .at_opt(req.service.image.as_ref().map(|i| i.loc))
-                .help("bake every page (follow nextCursor until it is absent) so no tool is missing"),
-        );
-    }
-    let text = serde_json::to_string_pretty(&descriptor).expect("JSON values serialize") + "\n";
-    Ok(Converted { name: format!("{name} (as descriptor)"), text, warnings })
 }

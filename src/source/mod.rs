@@ -3,8 +3,10 @@
 //! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the image the
 //! service names ([`image::Image`]), the build context.
 //!
-//! This is the I/O edge of the describe pass: sources return text and its origin, and
-//! [`crate::describe::decode`] turns the text into a descriptor without touching disk.
+//! This is the I/O edge of the describe stage: sources return text and its origin (and
+//! [`runner`] the runner a service declares), and [`crate::describe`] turns them into a
+//! `Described` service without touching disk. A [`Request`] is a service's declared
+//! sources ([`Declared`]), not a pod: `clawc describe PATH` builds one from a path.
 
 pub mod diags;
 pub mod dockerfile;
@@ -13,50 +15,83 @@ pub mod image;
 pub mod record;
 
 use crate::diag::Diagnostic;
-use crate::pod::{Role, Service};
+use crate::pod::{Build, Role, Service, Spanned, StdioCommand};
+use crate::sourcemap::Loc;
 use fs::ReadError;
-use serde::Serialize;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Where a descriptor was found: recorded in the report (and later the lock).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OriginKind {
-    CommandLine,
-    DescribeFile,
-    Discovered,
-    Image,
-    BuildContext,
+pub use crate::origin::OriginKind;
+
+/// A file's name (pod-relative and `/`-separated, or `<image>:<path>`) and its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text {
+    pub name: String,
+    pub text: String,
 }
 
-impl OriginKind {
-    /// The kebab-case name used in the report and the lock.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            OriginKind::CommandLine => "command-line",
-            OriginKind::DescribeFile => "describe-file",
-            OriginKind::Discovered => "discovered",
-            OriginKind::Image => "image",
-            OriginKind::BuildContext => "build-context",
-        }
-    }
+/// A baked MCP `tools/list` snapshot (`.claw-tools.json`), as read.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub file: Text,
+    /// The service's MCP endpoint path its tools are called through.
+    pub mcp_path: String,
+    /// Where a problem with the snapshot is reported.
+    pub loc: Option<Loc>,
 }
 
-/// A descriptor's text and where it came from.
+/// What one source found for a service: a descriptor, a snapshot, or both (an image
+/// that bakes both; the snapshot's tools then join the descriptor's).
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub kind: OriginKind,
-    /// Pod-relative, `/`-separated path of the file.
-    pub name: String,
-    pub text: String,
+    pub descriptor: Option<Text>,
+    pub snapshot: Option<Snapshot>,
     /// Where a descriptor `skill` path is resolved (and confined to).
     pub skill_root: SkillRoot,
     /// Warnings about this source (a stale discovery snapshot).
     pub warnings: Vec<Diagnostic>,
-    /// A baked `tools/list` snapshot beside the descriptor in the same image, already
-    /// converted: (name, descriptor JSON text). Its tools join the descriptor's.
-    pub snapshot: Option<(String, String)>,
+}
+
+impl Loaded {
+    /// A descriptor file found on disk.
+    fn file(kind: OriginKind, name: String, text: String, skill_root: SkillRoot) -> Self {
+        Loaded { kind, descriptor: Some(Text { name, text }), snapshot: None, skill_root, warnings: Vec::new() }
+    }
+}
+
+/// What a service declares about where its description comes from: the part of a pod
+/// service the describe stage reads, or what `clawc describe` is pointed at.
+#[derive(Clone, Debug)]
+pub struct Declared {
+    pub name: String,
+    /// Where problems with the service as a whole are reported.
+    pub loc: Loc,
+    pub image: Option<Spanned<String>>,
+    pub build: Option<Build>,
+    pub describe_file: Option<Spanned<String>>,
+    /// An `mcp-stdio` sidecar's command (a sidecar must have a descriptor).
+    pub stdio: Option<StdioCommand>,
+    pub sidecar: bool,
+    /// An agent (its runner is looked up).
+    pub agent: bool,
+}
+
+impl From<&Service> for Declared {
+    fn from(s: &Service) -> Self {
+        let role = s.claw.as_ref().map(|c| c.role);
+        Declared {
+            name: s.name.clone(),
+            loc: s.loc,
+            image: s.image.clone(),
+            build: s.build.clone(),
+            describe_file: s.claw.as_ref().and_then(|c| c.describe_file.clone()),
+            stdio: s.claw.as_ref().and_then(|c| c.stdio.clone()),
+            sidecar: role == Some(Role::McpStdio),
+            agent: role == Some(Role::Agent),
+        }
+    }
 }
 
 /// Where a descriptor's `skill` file lives.
@@ -71,9 +106,26 @@ pub enum SkillRoot {
 /// One service to describe.
 pub struct Request<'a> {
     pub pod_dir: &'a Path,
-    pub service: &'a Service,
+    pub service: &'a Declared,
     /// Every read goes through here, so the lock knows all inputs.
     pub log: &'a record::InputLog,
+    /// The build Dockerfile, read at most once (for the descriptor label and the runner).
+    dockerfile: OnceCell<Result<Option<Dockerfile>, Vec<Diagnostic>>>,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(pod_dir: &'a Path, service: &'a Declared, log: &'a record::InputLog) -> Self {
+        Request { pod_dir, service, log, dockerfile: OnceCell::new() }
+    }
+
+    /// The build context's Dockerfile (`build.dockerfile`, else `Clawfile`, else
+    /// `Dockerfile`), read on first use; `None` without a build or a file.
+    pub fn dockerfile(&self) -> Result<Option<&Dockerfile>, Vec<Diagnostic>> {
+        match self.dockerfile.get_or_init(|| read_dockerfile(self)) {
+            Ok(d) => Ok(d.as_ref()),
+            Err(ds) => Err(ds.clone()),
+        }
+    }
 }
 
 pub type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
@@ -104,7 +156,7 @@ impl Sources {
                 return Ok(Some(found));
             }
         }
-        if req.service.claw.as_ref().is_some_and(|c| c.role == Role::McpStdio) {
+        if req.service.sidecar {
             let s = &req.service.name;
             let d = Diagnostic::error(
                 diags::NO_SIDECAR_DESCRIPTOR,
@@ -132,14 +184,7 @@ fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: 
         req.log.read(path, &name, "descriptor")
     };
     match read {
-        Ok(text) => Ok(Some(Loaded {
-            kind,
-            name,
-            text,
-            skill_root: SkillRoot::Dir(path.parent().unwrap_or(pod_dir).to_path_buf()),
-            warnings: Vec::new(),
-            snapshot: None,
-        })),
+        Ok(text) => Ok(Some(Loaded::file(kind, name, text, SkillRoot::Dir(path.parent().unwrap_or(pod_dir).to_path_buf())))),
         Err(ReadError::Missing) => {
             let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist"))
                 .at_opt(loc)
@@ -171,7 +216,7 @@ struct DescribeFile;
 
 impl DescriptorSource for DescribeFile {
     fn describe(&self, req: &Request) -> SourceResult {
-        let Some(file) = req.service.claw.as_ref().and_then(|c| c.describe_file.as_ref()) else { return Ok(None) };
+        let Some(file) = &req.service.describe_file else { return Ok(None) };
         let path = fs::normalize(&req.pod_dir.join(&file.value));
         Ok(read_required(req, &path, OriginKind::DescribeFile, "describe-file", Some(file.loc))?.map(|l| with_build_root(l, req)))
     }
@@ -188,7 +233,7 @@ fn sanitize(name: &str) -> String {
 impl DescriptorSource for Discovered {
     fn describe(&self, req: &Request) -> SourceResult {
         let svc = req.service;
-        let sidecar = svc.claw.as_ref().and_then(|c| c.stdio.as_ref().filter(|_| c.role == Role::McpStdio));
+        let sidecar = svc.stdio.as_ref().filter(|_| svc.sidecar);
         if sidecar.is_none() && svc.build.is_none() {
             return Ok(None);
         }
@@ -229,7 +274,8 @@ impl DescriptorSource for Discovered {
             }
         }
         let skill_root = SkillRoot::Dir(req.pod_dir.join(".claw-discovered"));
-        Ok(Some(with_build_root(Loaded { kind: OriginKind::Discovered, name, text, skill_root, warnings, snapshot: None }, req)))
+        let loaded = Loaded { warnings, ..Loaded::file(OriginKind::Discovered, name, text, skill_root) };
+        Ok(Some(with_build_root(loaded, req)))
     }
 }
 
@@ -239,7 +285,7 @@ impl DescriptorSource for BuildContext {
     fn describe(&self, req: &Request) -> SourceResult {
         let Some(build) = &req.service.build else { return Ok(None) };
         let context = fs::normalize(&req.pod_dir.join(&build.context));
-        let label = build_labels(req)?.and_then(|(mut labels, name)| labels.remove("claw.describe").map(|l| (l, name)));
+        let label = req.dockerfile()?.and_then(|d| d.labels.get("claw.describe").map(|l| (l.clone(), d.name.clone())));
         let path = match &label {
             Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
                 vec![
@@ -262,38 +308,40 @@ impl DescriptorSource for BuildContext {
         };
         let name = fs::relative_name(req.pod_dir, &path);
         match req.log.read(&path, &name, "descriptor") {
-            Ok(text) => Ok(Some(Loaded {
-                kind: OriginKind::BuildContext,
-                name,
-                text,
-                skill_root: SkillRoot::Dir(context),
-                warnings: Vec::new(),
-                snapshot: None,
-            })),
+            Ok(text) => Ok(Some(Loaded::file(OriginKind::BuildContext, name, text, SkillRoot::Dir(context)))),
             Err(ReadError::Missing) => Ok(None),
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
         }
     }
 }
 
-/// Reads a descriptor's `skill` file, confined to the loaded descriptor's skill root.
-pub fn read_skill(loaded: &Loaded, skill: &str, pod_dir: &Path, log: &record::InputLog) -> Result<(String, String), Diagnostic> {
-    let root = match &loaded.skill_root {
-        SkillRoot::Dir(d) => d,
-        SkillRoot::Image(facts) => return image_file(facts, skill, Some("the descriptor's skill"), log),
-    };
-    let path = fs::contained(root, skill).map_err(|why| {
-        Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
-            .help("a descriptor's skill names a file inside the service's build context")
-    })?;
-    let name = fs::relative_name(pod_dir, &path);
-    match log.read(&path, &name, "skill") {
-        Ok(text) => Ok((name, text)),
-        Err(ReadError::Missing) => {
-            Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{skill}\" was not found in the build context"))
-                .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor")))
+/// Reads the skill files a descriptor or an image names, confined and recorded.
+pub struct Skills<'a> {
+    pub pod_dir: &'a Path,
+    pub log: &'a record::InputLog,
+}
+
+impl Skills<'_> {
+    /// The skill at `path` under `root` (a build context or an image): its source name
+    /// and text. `named_by` is the label that named it, when not the descriptor.
+    pub fn read(&self, root: &SkillRoot, path: &str, named_by: Option<&str>) -> Result<(String, String), Diagnostic> {
+        let root = match root {
+            SkillRoot::Dir(d) => d,
+            SkillRoot::Image(facts) => return image_file(facts, path, Some(named_by.unwrap_or("the descriptor's skill")), self.log),
+        };
+        let file = fs::contained(root, path).map_err(|why| {
+            Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
+                .help("a descriptor's skill names a file inside the service's build context")
+        })?;
+        let name = fs::relative_name(self.pod_dir, &file);
+        match self.log.read(&file, &name, "skill") {
+            Ok(text) => Ok((name, text)),
+            Err(ReadError::Missing) => {
+                Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{path}\" was not found in the build context"))
+                    .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor")))
+            }
+            Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),
         }
-        Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),
     }
 }
 
@@ -311,12 +359,18 @@ pub fn image_file(
     Ok((name, text))
 }
 
-/// A Dockerfile's labels and its pod-relative name.
-pub type DockerfileLabels = (BTreeMap<String, String>, String);
+/// What a build context's Dockerfile (or Clawfile) says about the service.
+#[derive(Clone, Debug)]
+pub struct Dockerfile {
+    /// Pod-relative name of the file.
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    /// The Clawfile directive `CLAW_TYPE <runner>` (Clawdapus turns it into the
+    /// `claw.type` label when it builds the image).
+    pub claw_type: Option<String>,
+}
 
-/// The `LABEL`s of a build service's Dockerfile (`build.dockerfile`, else `Clawfile`,
-/// else `Dockerfile`) with the file's pod-relative name; `None` without one.
-pub fn build_labels(req: &Request) -> Result<Option<DockerfileLabels>, Vec<Diagnostic>> {
+fn read_dockerfile(req: &Request) -> Result<Option<Dockerfile>, Vec<Diagnostic>> {
     let Some(build) = &req.service.build else { return Ok(None) };
     let context = fs::normalize(&req.pod_dir.join(&build.context));
     let dockerfiles: Vec<PathBuf> = match &build.dockerfile {
@@ -326,10 +380,40 @@ pub fn build_labels(req: &Request) -> Result<Option<DockerfileLabels>, Vec<Diagn
     for df in dockerfiles {
         let name = fs::relative_name(req.pod_dir, &df);
         match req.log.read(&df, &name, "dockerfile") {
-            Ok(text) => return Ok(Some((dockerfile::labels(&text), name))),
+            Ok(text) => {
+                let parsed = dockerfile::parse(&text);
+                return Ok(Some(Dockerfile { name, labels: parsed.labels, claw_type: parsed.claw_type }));
+            }
             Err(ReadError::Missing) => continue,
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d.at(build.loc)]),
         }
     }
     Ok(None)
+}
+
+/// Where a service's runner was declared, and the name it gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunnerDecl {
+    /// The value as written (`claw.type` label or `CLAW_TYPE` directive).
+    pub value: String,
+    /// Where: `image <ref> label claw.type`, `<Dockerfile> LABEL claw.type`, or
+    /// `<Clawfile> CLAW_TYPE`.
+    pub from: String,
+}
+
+/// The runner an agent declares: its image's `claw.type` label, else its build
+/// Clawfile's `CLAW_TYPE` directive, else the Dockerfile's `LABEL claw.type`.
+pub fn runner(req: &Request, images: &crate::image::ImageSet) -> Option<RunnerDecl> {
+    let reference = req.service.image.as_ref().map(|i| &i.value);
+    if let Some(value) = reference.and_then(|r| images.found.get(r)).and_then(|f| f.label(crate::image::TYPE_LABEL)) {
+        let r = reference.map(String::as_str).unwrap_or_default();
+        return Some(RunnerDecl { value: value.to_string(), from: format!("image {r} label {}", crate::image::TYPE_LABEL) });
+    }
+    // A Dockerfile that cannot be read was already reported by the build-context source.
+    let d = req.dockerfile().ok().flatten()?;
+    if let Some(value) = &d.claw_type {
+        return Some(RunnerDecl { value: value.clone(), from: format!("{} CLAW_TYPE", d.name) });
+    }
+    let value = d.labels.get(crate::image::TYPE_LABEL)?;
+    Some(RunnerDecl { value: value.clone(), from: format!("{} LABEL {}", d.name, crate::image::TYPE_LABEL) })
 }

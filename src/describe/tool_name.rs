@@ -1,8 +1,34 @@
-//! The provider-safe tool alias (`PresentedToolName`), byte-compatible with cllama's own
-//! copy: names that are already provider-safe pass through, others are sanitised and
-//! suffixed with 8 hex digits of SHA-1 of the canonical name.
+//! A tool's pod-wide name, `<service>.<tool>`, and its provider-safe alias
+//! (`PresentedToolName`), byte-compatible with cllama's own copy: names that are already
+//! provider-safe pass through, others are sanitised and suffixed with 8 hex digits of
+//! SHA-1 of the canonical name.
 
 use sha1::{Digest, Sha1};
+use std::fmt;
+
+/// `<service>.<tool>`: how every artifact, the report and `explain` name a tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ToolName<'a> {
+    pub service: &'a str,
+    pub tool: &'a str,
+}
+
+impl<'a> ToolName<'a> {
+    pub fn new(service: &'a str, tool: &'a str) -> Self {
+        ToolName { service, tool }
+    }
+
+    /// The name the model is shown (see [`presented_name`]).
+    pub fn alias(&self) -> String {
+        presented_name(&self.to_string())
+    }
+}
+
+impl fmt::Display for ToolName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.service, self.tool)
+    }
+}
 
 const MAX_LEN: usize = 128;
 
@@ -29,7 +55,14 @@ pub fn presented_name(canonical: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::presented_name;
+    use super::{ToolName, presented_name};
+
+    #[test]
+    fn canonical_and_alias() {
+        let n = ToolName::new("trading-api", "execute_trade");
+        assert_eq!(n.to_string(), "trading-api.execute_trade");
+        assert_eq!(n.alias(), "trading-api_execute_trade_0fd7eea4");
+    }
 
     #[test]
     fn reference_vectors() {

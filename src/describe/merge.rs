@@ -4,10 +4,10 @@
 //! error, as is mixing the descriptor's HTTP tools with the snapshot's MCP tools (a
 //! service has one MCP endpoint for all its tools) or a version 1 descriptor (no tools).
 
-use super::diags;
 use crate::describe::Descriptor;
 use crate::describe::json_span::{Seg, locate};
 use crate::diag::Diagnostic;
+use crate::image::diags;
 use crate::sourcemap::{FileId, Loc, SourceMap};
 
 pub fn with_snapshot(
@@ -49,6 +49,13 @@ pub fn with_snapshot(
         }
     }
     desc.mcp = desc.mcp.or(snap.mcp);
-    desc.tools.extend(snap.tools);
+    // The service has one MCP endpoint: the descriptor's when it declares one.
+    let endpoint = desc.mcp.as_ref().map_or_else(|| "/mcp".to_string(), |m| m.path.clone());
+    desc.tools.extend(snap.tools.into_iter().map(|mut t| {
+        if let crate::describe::Transport::Mcp { path, .. } = &mut t.transport {
+            path.clone_from(&endpoint);
+        }
+        t
+    }));
     Ok(desc)
 }

@@ -1,0 +1,196 @@
+//! The describe stage: what one service is, from what its sources read. A [`Described`]
+//! holds the normalised descriptor (v1, v2, or a converted `.claw-tools.json` snapshot,
+//! merged with the descriptor of the same image), each tool with its typed transport,
+//! feeds, memory, auth, the skill file, the runner, and where each came from.
+//!
+//! It takes no pod: the request is a [`Declared`] service (from a pod, or from what
+//! `clawc describe` was pointed at) and what [`crate::source`] read for it. The only file
+//! it asks for is the one named inside the descriptor (`skill`), through
+//! [`source::Skills`], which confines and records the read.
+
+use super::json_span::{Seg, locate};
+use super::{Descriptor, decode, merge, snapshot};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::image::diags as image_diags;
+use crate::origin::OriginKind;
+use crate::runner;
+use crate::source::{self, Declared, Loaded, RunnerDecl, SkillRoot, Snapshot, Text, diags as source_diags};
+use crate::sourcemap::{FileId, Loc, SourceMap};
+
+/// Everything clawc knows about one service.
+#[derive(Clone, Debug)]
+pub struct Described {
+    pub name: String,
+    /// The runner the service declares (agents only, in a pod).
+    pub runner: Option<RunnerFact>,
+    /// The service's descriptor, when some source has one.
+    pub descriptor: Option<ServiceDescriptor>,
+}
+
+/// A runner and where it was declared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunnerFact {
+    pub runner: runner::Declared,
+    /// `image <ref> label claw.type`, `<Clawfile> CLAW_TYPE`, `<Dockerfile> LABEL claw.type`.
+    pub from: String,
+}
+
+/// A service's descriptor and where it came from.
+#[derive(Clone, Debug)]
+pub struct ServiceDescriptor {
+    pub descriptor: Descriptor,
+    /// The descriptor's text in the source map (a converted snapshot's when the service
+    /// has only a snapshot).
+    pub file: FileId,
+    pub origin: OriginKind,
+    /// The baked `tools/list` snapshot whose tools joined the descriptor's, as read.
+    pub snapshot: Option<String>,
+    pub skill: Option<Skill>,
+}
+
+/// A skill file a service ships.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skill {
+    /// The file name it is written under (`context/<agent>/skills/<name>`).
+    pub name: String,
+    /// Where it was read: pod-relative path, or `<image>:<path>`.
+    pub source: String,
+    pub text: String,
+}
+
+/// What the sources read for one service.
+pub struct Input {
+    /// The first source that had a descriptor or snapshot (or its error).
+    pub loaded: Result<Option<Loaded>, Vec<Diagnostic>>,
+    pub runner: Option<RunnerDecl>,
+}
+
+/// Describes one service. Problems go to `diags`; a descriptor with an error is left out.
+pub fn describe(service: &Declared, input: Input, skills: &source::Skills, sources: &mut SourceMap, diags: &mut Diagnostics) -> Described {
+    let runner = input.runner.map(|d| RunnerFact { runner: runner::Declared::parse(&d.value), from: d.from });
+    let descriptor = match input.loaded {
+        Ok(Some(loaded)) => descriptor(service, loaded, skills, sources, diags),
+        Ok(None) => None,
+        Err(ds) => {
+            diags.extend(ds.into_iter().map(|d| if d.loc.is_none() { d.at(service.loc) } else { d }));
+            None
+        }
+    };
+    Described { name: service.name.clone(), runner, descriptor }
+}
+
+fn descriptor(
+    service: &Declared,
+    loaded: Loaded,
+    skills: &source::Skills,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<ServiceDescriptor> {
+    diags.extend(loaded.warnings.iter().cloned());
+    let snapshot_name = loaded.snapshot.as_ref().map(|s| s.file.name.clone());
+    let (file, descriptor) = match (&loaded.descriptor, &loaded.snapshot) {
+        (Some(text), snap) => {
+            let file = sources.add(text.name.clone(), text.text.clone());
+            let (d, ds) = decode(file, sources.get(file));
+            diags.extend(ds);
+            let d = match snap {
+                Some(s) => {
+                    let tools = converted(service, s, sources, diags).and_then(|f| decoded(f, sources, diags));
+                    d.zip(tools).and_then(|(d, (snap, t))| merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok())
+                }
+                None => d,
+            };
+            (file, d)
+        }
+        (None, Some(s)) => {
+            let (file, d) = decoded(converted(service, s, sources, diags)?, sources, diags)?;
+            (file, Some(d))
+        }
+        (None, None) => return None,
+    };
+    let descriptor = descriptor?;
+    let skill = skill(service, &loaded, &descriptor, file, skills, sources, diags);
+    Some(ServiceDescriptor { descriptor, file, origin: loaded.kind, snapshot: snapshot_name, skill })
+}
+
+/// Decodes a text already in the source map.
+fn decoded(file: FileId, sources: &SourceMap, diags: &mut Diagnostics) -> Option<(FileId, Descriptor)> {
+    let (d, ds) = decode(file, sources.get(file));
+    diags.extend(ds);
+    d.map(|d| (file, d))
+}
+
+/// A snapshot converted to a descriptor (as `claw discover` converts `tools/list`) and
+/// added to the source map as `<name> (as descriptor)`.
+fn converted(service: &Declared, s: &Snapshot, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<FileId> {
+    match convert_snapshot(&service.name, s) {
+        Ok((text, warnings)) => {
+            diags.extend(warnings);
+            Some(sources.add(format!("{} (as descriptor)", s.file.name), text))
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
+/// A snapshot's text → the JSON text of the descriptor it stands for, and a warning when
+/// it holds one page of several.
+pub fn convert_snapshot(service: &str, s: &Snapshot) -> Result<(String, Vec<Diagnostic>), Diagnostic> {
+    let Text { name, text } = &s.file;
+    let help = "bake the JSON result of MCP tools/list, e.g. {\"tools\": [...]}";
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        Diagnostic::error(image_diags::INVALID_SNAPSHOT, format!("`{name}` is not valid JSON: {e}")).at_opt(s.loc).help(help)
+    })?;
+    let (descriptor, partial) = snapshot::to_descriptor(service, &value, &s.mcp_path)
+        .map_err(|e| Diagnostic::error(image_diags::INVALID_SNAPSHOT, format!("`{name}`: {}", e.0)).at_opt(s.loc).help(help))?;
+    let mut warnings = Vec::new();
+    if partial {
+        warnings.push(
+            Diagnostic::warning(image_diags::PARTIAL_SNAPSHOT, format!("`{name}` has a nextCursor: it holds one page of tools/list"))
+                .at_opt(s.loc)
+                .help("bake every page (follow nextCursor until it is absent) so no tool is missing"),
+        );
+    }
+    Ok((serde_json::to_string_pretty(&descriptor).expect("JSON values serialize") + "\n", warnings))
+}
+
+/// The descriptor's `skill` file, else the one its image emits (`claw.skill.emit`).
+fn skill(
+    service: &Declared,
+    loaded: &Loaded,
+    descriptor: &Descriptor,
+    file: FileId,
+    skills: &source::Skills,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<Skill> {
+    let read = |path: &str, named_by: Option<&str>| {
+        skill_name(path).and_then(|name| skills.read(&loaded.skill_root, path, named_by).map(|(source, text)| Skill { name, source, text }))
+    };
+    if let Some(path) = &descriptor.skill {
+        let (a, b) = locate(&sources.get(file).text, &[Seg::Key("skill".into())]);
+        let loc = Loc { file, span: sources.get(file).span(a, b) };
+        return read(path, None).map_err(|d| diags.push(d.at(loc))).ok();
+    }
+    let SkillRoot::Image(facts) = &loaded.skill_root else { return None };
+    let raw = facts.label(crate::image::SKILL_EMIT_LABEL)?;
+    read(raw, Some(crate::image::SKILL_EMIT_LABEL)).map_err(|d| diags.push(d.at_opt(service.image.as_ref().map(|i| i.loc)))).ok()
+}
+
+/// The last component of a path (`skills/api.md` → `api.md`).
+pub fn basename(p: &str) -> &str {
+    p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
+}
+
+/// The file name a skill is written under (`context/<agent>/skills/<name>`): the last
+/// component of its path, which must be a plain name.
+fn skill_name(path: &str) -> Result<String, Diagnostic> {
+    let name = basename(path);
+    if crate::output::disk::is_safe_relative(name) && !name.contains('/') {
+        return Ok(name.to_string());
+    }
+    Err(Diagnostic::error(source_diags::INVALID_SKILL_NAME, format!("skill path \"{path}\" does not end in a file name"))
+        .help("name the skill file itself, e.g. skills/api.md"))
+}

@@ -1,0 +1,28 @@
+//! Where a service's description came from: the descriptor sources, named as the report,
+//! the lock and `clawc describe` name them. A leaf every layer may use.
+
+use serde::Serialize;
+
+/// Which source a descriptor was found by (Clawdapus' order, `--descriptor` first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OriginKind {
+    CommandLine,
+    DescribeFile,
+    Discovered,
+    Image,
+    BuildContext,
+}
+
+impl OriginKind {
+    /// The kebab-case name used in the report and the lock.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OriginKind::CommandLine => "command-line",
+            OriginKind::DescribeFile => "describe-file",
+            OriginKind::Discovered => "discovered",
+            OriginKind::Image => "image",
+            OriginKind::BuildContext => "build-context",
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The runners an agent container can run: one table that the rest of clawc reads (names
+//! and aliases today; each runner's native MCP projection joins its row, one file per
+//! runner under this directory). A runner is named by the image label `claw.type`, the
+//! Clawfile directive `CLAW_TYPE`, or a Dockerfile `LABEL claw.type=`.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A runner clawc knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(into = "&'static str")]
+pub enum Runner {
+    OpenClaw,
+    Hermes,
+    Nanobot,
+    PicoClaw,
+    NullClaw,
+    MicroClaw,
+    NanoClaw,
+    ClaudeCode,
+    Codex,
+    Gemini,
+    OpenCode,
+    Cursor,
+    VsCode,
+    Goose,
+}
+
+/// Where a runner comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// A Clawdapus runner (`CLAW_TYPE` in Clawdapus' own docs).
+    Clawdapus,
+    /// A mainstream coding-agent CLI or editor.
+    Mainstream,
+}
+
+/// One row of [`RUNNERS`].
+#[derive(Debug)]
+pub struct Spec {
+    pub runner: Runner,
+    /// The canonical name (what `claw.type` says, and what clawc prints).
+    pub name: &'static str,
+    /// Other spellings accepted for it.
+    pub aliases: &'static [&'static str],
+    pub family: Family,
+}
+
+/// Every runner, in the order the docs list them.
+pub const RUNNERS: &[Spec] = &[
+    Spec { runner: Runner::OpenClaw, name: "openclaw", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::Hermes, name: "hermes", aliases: &["hermes-agent"], family: Family::Clawdapus },
+    Spec { runner: Runner::Nanobot, name: "nanobot", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::PicoClaw, name: "picoclaw", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::NullClaw, name: "nullclaw", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::MicroClaw, name: "microclaw", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::NanoClaw, name: "nanoclaw", aliases: &[], family: Family::Clawdapus },
+    Spec { runner: Runner::ClaudeCode, name: "claude-code", aliases: &["claude", "claude_code"], family: Family::Mainstream },
+    Spec { runner: Runner::Codex, name: "codex", aliases: &["codex-cli"], family: Family::Mainstream },
+    Spec { runner: Runner::Gemini, name: "gemini", aliases: &["gemini-cli"], family: Family::Mainstream },
+    Spec { runner: Runner::OpenCode, name: "opencode", aliases: &[], family: Family::Mainstream },
+    Spec { runner: Runner::Cursor, name: "cursor", aliases: &["cursor-agent"], family: Family::Mainstream },
+    Spec { runner: Runner::VsCode, name: "vscode", aliases: &["vs-code", "copilot"], family: Family::Mainstream },
+    Spec { runner: Runner::Goose, name: "goose", aliases: &[], family: Family::Mainstream },
+];
+
+impl Runner {
+    /// The runner a name or alias stands for (ASCII case-insensitive, trimmed).
+    pub fn parse(name: &str) -> Option<Runner> {
+        let name = name.trim();
+        RUNNERS
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(name) || s.aliases.iter().any(|a| a.eq_ignore_ascii_case(name)))
+            .map(|s| s.runner)
+    }
+
+    /// This runner's row of [`RUNNERS`].
+    pub fn spec(self) -> &'static Spec {
+        RUNNERS.iter().find(|s| s.runner == self).expect("every runner has a row")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The canonical names, for help texts ("one of …").
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        RUNNERS.iter().map(|s| s.name)
+    }
+}
+
+impl From<Runner> for &'static str {
+    fn from(r: Runner) -> Self {
+        r.name()
+    }
+}
+
+impl fmt::Display for Runner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A runner as a service declares it: one clawc knows, or a name it does not (kept as
+/// written, so `CLAWDAPUS.md` still says what the image says).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Declared {
+    Known(Runner),
+    Unknown(String),
+}
+
+impl Declared {
+    pub fn parse(value: &str) -> Self {
+        Runner::parse(value).map_or_else(|| Declared::Unknown(value.trim().to_string()), Declared::Known)
+    }
+
+    /// The canonical name of a known runner, else the name as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Declared::Known(r) => r.name(),
+            Declared::Unknown(s) => s,
+        }
+    }
+
+    pub fn known(&self) -> Option<Runner> {
+        match self {
+            Declared::Known(r) => Some(*r),
+            Declared::Unknown(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for s in RUNNERS {
+            for n in std::iter::once(&s.name).chain(s.aliases) {
+                assert!(seen.insert(n.to_ascii_lowercase()), "{n} twice");
+                assert_eq!(Runner::parse(n), Some(s.runner));
+            }
+            assert_eq!(s.runner.spec().name, s.name);
+        }
+        assert_eq!(RUNNERS.len(), 14);
+        assert_eq!(Runner::parse(" Claude "), Some(Runner::ClaudeCode));
+        assert_eq!(Declared::parse("custom-bot"), Declared::Unknown("custom-bot".into()));
+        assert_eq!(Declared::parse("OpenClaw").as_str(), "openclaw");
+    }
+}
