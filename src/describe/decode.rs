@@ -436,16 +436,12 @@ impl Dec<'_> {
         let p = self.string(h, &hpath, "path", &format!("tools[{i}].http.path"));
         let p = self.http_path(p, &format!("tools[{i}]: http"), &hpath, diags::TOOL)?;
         let body = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")).map(|(b, p)| (b.to_lowercase(), p));
-        if let Some((b, bpath)) = &body {
-            if !b.is_empty() && b != "json" {
-                self.err(
-                    diags::TOOL,
-                    format!("tools[{i}]: http.body \"{b}\" is unsupported"),
-                    &bpath,
-                    "the only body encoding is \"json\"",
-                );
-                return None;
-            }
+        if let Some((b, bpath)) = &body
+            && !b.is_empty()
+            && b != "json"
+        {
+            self.err(diags::TOOL, format!("tools[{i}]: http.body \"{b}\" is unsupported"), bpath, "the only body encoding is \"json\"");
+            return None;
         }
         let body_key = self.string(h, &hpath, "body_key", &format!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
         if let Some((_, kpath)) = &body_key
