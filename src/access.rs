@@ -20,11 +20,7 @@ pub mod codes {
 
 /// `read-only`, `side-effecting` or `unannotated`, from the tool's annotations.
 pub fn effect(tool: &Tool) -> &'static str {
-    match tool.read_only() {
-        Some(true) => "read-only",
-        Some(false) => "side-effecting",
-        None => "unannotated",
-    }
+    tool.effect()
 }
 
 /// Where a grant is, as `file:line:column`.

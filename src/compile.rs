@@ -70,13 +70,18 @@ pub struct Analysis {
 impl Compiled {
     /// Exit code for this result: 0, 2 (invalid inputs) or 3 (environment failure).
     pub fn exit_code(&self) -> i32 {
-        if !self.diagnostics.has_errors() {
-            0
-        } else if self.diagnostics.errors().any(|d| is_environment_failure(d.code)) {
-            3
-        } else {
-            2
-        }
+        exit_code(&self.diagnostics)
+    }
+}
+
+/// The exit code for a run's diagnostics: 0, 2 (invalid inputs) or 3 (environment failure).
+pub fn exit_code(diagnostics: &Diagnostics) -> i32 {
+    if !diagnostics.has_errors() {
+        0
+    } else if diagnostics.errors().any(|d| is_environment_failure(d.code)) {
+        3
+    } else {
+        2
     }
 }
 
@@ -114,6 +119,47 @@ pub struct Built {
 }
 
 fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Built> {
+    let pod_dir = pod_dir(&opts.pod);
+    let (pod, env, log) = read_pod(opts, sources, diags)?;
+    let images = match read_images(opts, &pod) {
+        Ok(set) => Arc::new(set),
+        Err(ds) => {
+            diags.extend(ds);
+            return None;
+        }
+    };
+    for facts in images.found.values() {
+        // The labels that shape the output, so the lock changes when they do.
+        let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
+        log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
+    }
+    for reference in images.missing.keys() {
+        // Absent now; its appearance could change the output.
+        log.record(reference, "image", None);
+    }
+    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
+    let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
+    diags.extend(crate::image::usage::missing(&pod, &images, &named));
+    if diags.has_errors() {
+        return None;
+    }
+    let agents = pod
+        .services
+        .values()
+        .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
+        .sum();
+    let core = build(pod, described, &env, opts.secrets, sources, diags)?;
+    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &core);
+    // The lock is as sensitive as the most sensitive file it describes.
+    let secret = core.artifacts.0.values().any(|a| a.secret);
+    let mut artifacts = core.artifacts;
+    artifacts.insert_secret(crate::lock::LOCK, lock, secret);
+    Some(Built { artifacts, agents, secrets: core.secrets, analysis: core.analysis })
+}
+
+/// Reads and parses the pod and its `.env` (the first pass, up to expanded services),
+/// with the log every later read joins.
+pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env, InputLog)> {
     let pod_dir = pod_dir(&opts.pod);
     let log = InputLog::new(input_root(opts, diags)?);
     let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
@@ -153,40 +199,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     if diags.has_errors() {
         return None;
     }
-    let images = match read_images(opts, &pod) {
-        Ok(set) => Arc::new(set),
-        Err(ds) => {
-            diags.extend(ds);
-            return None;
-        }
-    };
-    for facts in images.found.values() {
-        // The labels that shape the output, so the lock changes when they do.
-        let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
-        log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
-    }
-    for reference in images.missing.keys() {
-        // Absent now; its appearance could change the output.
-        log.record(reference, "image", None);
-    }
-    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
-    let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
-    diags.extend(crate::image::usage::missing(&pod, &images, &named));
-    if diags.has_errors() {
-        return None;
-    }
-    let agents = pod
-        .services
-        .values()
-        .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
-        .sum();
-    let core = build(pod, described, &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &core);
-    // The lock is as sensitive as the most sensitive file it describes.
-    let secret = core.artifacts.0.values().any(|a| a.secret);
-    let mut artifacts = core.artifacts;
-    artifacts.insert_secret(crate::lock::LOCK, lock, secret);
-    Some(Built { artifacts, agents, secrets: core.secrets, analysis: core.analysis })
+    Some((pod, env, log))
 }
 
 /// The input root: `--root` (which must exist) or the one discovered from the pod.
@@ -226,7 +239,7 @@ fn images_setting(opts: &Options) -> String {
     if opts.images.is_empty() { "none" } else { "read" }.to_string()
 }
 
-fn pod_dir(pod: &Path) -> PathBuf {
+pub(crate) fn pod_dir(pod: &Path) -> PathBuf {
     let dir = pod.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
@@ -266,7 +279,7 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
 }
 
 /// Describes every service (in name order): its sources read, then the describe stage.
-fn describe_all(
+pub(crate) fn describe_all(
     pod: &Pod,
     pod_dir: &Path,
     overrides: &BTreeMap<String, PathBuf>,
@@ -291,7 +304,7 @@ fn describe_all(
 }
 
 /// Reads the images the pod names from the `--images` sources (the I/O edge).
-fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Diagnostic>> {
+pub(crate) fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Diagnostic>> {
     let overrides: BTreeSet<String> = opts.descriptors.keys().cloned().collect();
     let references = crate::image::usage::references(pod, &overrides);
     if references.is_empty() || opts.images.is_empty() {

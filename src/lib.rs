@@ -27,6 +27,7 @@ pub mod diag;
 pub mod fuzzing;
 pub mod grant;
 pub mod image;
+pub mod inspect;
 pub mod lock;
 pub mod origin;
 pub mod output;

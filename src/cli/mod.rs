@@ -2,6 +2,7 @@
 
 mod check;
 mod compile;
+mod describe;
 mod explain;
 mod inputs;
 mod report;
@@ -20,6 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// Compile a pod into per-agent artifacts (tools.json, feeds.json, memory.json, CLAWDAPUS.md, report.json)
     Compile(compile::CompileArgs),
+    /// What clawc reads from one service: its tools and transports, feeds, memory, auth, skill and runner, and where each came from
+    Describe(describe::DescribeArgs),
     /// Why an agent can (or cannot) call a tool, and the smallest grant that would change it
     Explain(explain::ExplainArgs),
     /// Every agent that can call a tool (or any tool of a service), and through which grant
@@ -48,6 +51,7 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Compile(args) => compile::run(args),
+        Command::Describe(args) => describe::run(args),
         Command::Explain(args) => explain::run(args),
         Command::WhoCan(args) => who_can::run(args),
         Command::Report(args) => report::run(args),

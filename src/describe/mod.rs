@@ -88,6 +88,15 @@ impl Tool {
         let a = self.annotations.as_ref()?;
         a.get("readOnlyHint").or_else(|| a.get("readOnly")).and_then(Value::as_bool)
     }
+
+    /// `read-only`, `side-effecting` or `unannotated`, from [`Tool::read_only`].
+    pub fn effect(&self) -> &'static str {
+        match self.read_only() {
+            Some(true) => "read-only",
+            Some(false) => "side-effecting",
+            None => "unannotated",
+        }
+    }
 }
 
 /// How a tool is executed: its own HTTP route, or `tools/call` on the service's MCP

@@ -15,6 +15,13 @@ pub struct Image(pub Arc<ImageSet>);
 
 impl DescriptorSource for Image {
     fn describe(&self, req: &Request) -> SourceResult {
+        self.describe_image(req)
+    }
+}
+
+impl Image {
+    /// The descriptor and snapshot the service's image bakes.
+    pub fn describe_image(&self, req: &Request) -> SourceResult {
         let Some(reference) = &req.service.image else { return Ok(None) };
         let Some(facts) = self.0.found.get(&reference.value) else { return Ok(None) };
         let at = |d: Diagnostic| vec![d.at(reference.loc)];
