@@ -5,12 +5,12 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
+use crate::artifact::ArtifactSet;
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
 use crate::image::cache::Cache;
 use crate::image::{ImageSet, ImageSource};
-use crate::output::ArtifactSet;
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
 use crate::registry::Registry;
@@ -149,7 +149,8 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
     let core = build(pod, described, &env, opts.secrets, sources, diags)?;
-    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &core);
+    let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
+    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
     let secret = core.artifacts.0.values().any(|a| a.secret);
     let mut artifacts = core.artifacts;

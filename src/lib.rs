@@ -20,9 +20,12 @@
 #![allow(clippy::result_large_err)]
 
 pub mod access;
+pub mod artifact;
 pub mod compile;
 pub mod describe;
 pub mod diag;
+pub mod digest;
+pub mod disk;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grant;

@@ -5,10 +5,11 @@
 //! SHA-256 of every output. `compile --check` replays it to answer from hashes alone.
 
 use crate::describe::ServiceDescriptor;
+use crate::digest::sha256_hex;
+use crate::disk::{self, Contents};
 use crate::grant::SecretMode;
-use crate::output::disk::{self, Contents};
 use crate::pod::env::Env;
-use crate::source::record::{InputEntry, sha256_hex};
+use crate::source::record::InputEntry;
 use crate::sourcemap::SourceMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,6 +66,14 @@ fn mode_name(mode: SecretMode) -> &'static str {
     }
 }
 
+/// What the lock describes of a compile: its outputs (without the lock), the secrets
+/// they may hold, and the services' descriptors.
+pub struct Built<'a> {
+    pub artifacts: &'a crate::artifact::ArtifactSet,
+    pub secrets: &'a BTreeMap<String, String>,
+    pub services: &'a BTreeMap<String, ServiceDescriptor>,
+}
+
 /// Builds the lock for `built.artifacts` (which do not hold the lock).
 pub fn build(
     inputs: &BTreeMap<String, InputEntry>,
@@ -72,9 +81,9 @@ pub fn build(
     env: &Env,
     mode: SecretMode,
     images: &str,
-    built: &crate::compile::Core,
+    built: &Built,
 ) -> Vec<u8> {
-    let described = &built.analysis.registry.services;
+    let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
     let inputs = inputs
@@ -100,12 +109,12 @@ pub fn build(
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, &built.secrets) }).collect(),
     };
-    crate::output::json::to_go_json(&lock)
+    crate::artifact::json::to_go_json(&lock)
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
 /// lock (which may be committed) cannot confirm a guessed token offline.
-fn output_hash(a: &crate::output::Artifact, secrets: &BTreeMap<String, String>) -> String {
+fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>) -> String {
     if a.secret { sha256_hex(&crate::secrets::mask(&a.bytes, secrets)) } else { sha256_hex(&a.bytes) }
 }
 

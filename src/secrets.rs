@@ -11,9 +11,9 @@
 //! [`mask`] replaces every encoding of every value, whatever its length, with `${VAR}`:
 //! diffs and anything else shown to a user go through it.
 
+use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, Token};
-use crate::output::ArtifactSet;
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn every_json_encoding_is_found_and_masked() {
         let secrets = one("tok&<secret>\"\\x");
-        let go = crate::output::json::to_go_json(&serde_json::json!({ "a": "tok&<secret>\"\\x" }));
+        let go = crate::artifact::json::to_go_json(&serde_json::json!({ "a": "tok&<secret>\"\\x" }));
         let mut set = ArtifactSet::default();
         set.insert("tools.json", go.clone());
         set.insert("plain.json", serde_json::to_vec(&serde_json::json!({ "a": "tok&<secret>\"\\x" })).unwrap());

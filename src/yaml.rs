@@ -19,7 +19,7 @@ pub const MAX_NODES: usize = 1_000_000;
 /// Most scalar bytes one document may produce, counting every alias expansion and every
 /// anchored copy: four times the 8 MiB input limit. A node budget alone lets a few large
 /// scalars, aliased thousands of times, exhaust memory.
-pub const MAX_BYTES: usize = 4 * crate::source::fs::MAX_INPUT_BYTES as usize;
+pub const MAX_BYTES: usize = 4 * crate::disk::MAX_INPUT_BYTES as usize;
 
 pub mod codes {
     pub const SYNTAX: &str = "clawc::parse::yaml_syntax";

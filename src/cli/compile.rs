@@ -199,7 +199,7 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
     Some(if failed { 1 } else { 0 })
 }
 
-fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::output::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
+fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::artifact::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
     match clawc::output::check::drift(out, artifacts, &compiled.secrets) {
         Ok(mut drift) => {
             // Never show a token: a committed literal appears as its variable in the diff.

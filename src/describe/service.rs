@@ -188,7 +188,7 @@ pub fn basename(p: &str) -> &str {
 /// component of its path, which must be a plain name.
 fn skill_name(path: &str) -> Result<String, Diagnostic> {
     let name = basename(path);
-    if crate::output::disk::is_safe_relative(name) && !name.contains('/') {
+    if crate::disk::is_safe_relative(name) && !name.contains('/') {
         return Ok(name.to_string());
     }
     Err(Diagnostic::error(source_diags::INVALID_SKILL_NAME, format!("skill path \"{path}\" does not end in a file name"))

@@ -32,7 +32,7 @@ impl Cache {
             Some((alg, hex)) if hex.chars().all(|c| c.is_ascii_hexdigit()) && alg.chars().all(|c| c.is_ascii_alphanumeric()) => {
                 format!("{alg}-{hex}.json")
             }
-            _ => format!("id-{}.json", crate::source::record::sha256_hex(id.as_bytes())),
+            _ => format!("id-{}.json", crate::digest::sha256_hex(id.as_bytes())),
         };
         Some(dir.join(name))
     }

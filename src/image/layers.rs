@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
 
 /// Largest file read out of an image (descriptors, snapshots, skills).
-pub const MAX_FILE_BYTES: u64 = crate::source::fs::MAX_INPUT_BYTES;
+pub const MAX_FILE_BYTES: u64 = crate::disk::MAX_INPUT_BYTES;
 
 /// How many links one lookup may follow (Linux uses 40 as well).
 pub const MAX_HOPS: usize = 40;

@@ -5,7 +5,7 @@
 
 use super::layers::{self, LayerError};
 use super::{FileRead, ImageInfo, ImageSource, diags, normalize_ref};
-use crate::source::record::sha256_hex;
+use crate::digest::sha256_hex;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -91,7 +91,7 @@ impl Layout {
                 let path = dir.join(loc);
                 // A blob is a regular file of the layout: never a symlink out of it, never
                 // a FIFO that would block the read.
-                let f = crate::output::disk::open_regular(&path, false).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
+                let f = crate::disk::open_regular(&path, false).map_err(|e| LayoutError::corrupt(format!("blob `{loc}`: {e}")))?;
                 let len = f.metadata().map_err(|e| LayoutError::corrupt(e.to_string()))?.len();
                 if let Some(want) = expected.filter(|w| *w != len) {
                     return Err(LayoutError::corrupt(format!("blob `{loc}` is {len} bytes; its manifest says {want} (truncated?)")));
@@ -103,7 +103,7 @@ impl Layout {
                 if let Some(want) = expected.filter(|w| *w != size) {
                     return Err(LayoutError::corrupt(format!("entry `{loc}` is {size} bytes; its manifest says {want} (truncated?)")));
                 }
-                let mut f = crate::output::disk::open_regular(file, true).map_err(|e| LayoutError::corrupt(e.to_string()))?;
+                let mut f = crate::disk::open_regular(file, true).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 f.seek(SeekFrom::Start(offset)).map_err(|e| LayoutError::corrupt(e.to_string()))?;
                 Ok(Box::new(f.take(size)))
             }
@@ -188,8 +188,8 @@ impl Layout {
 
     /// Opens a `docker save` archive.
     pub fn open_archive(file: &Path) -> Result<Layout, LayoutError> {
-        let f = crate::output::disk::open_regular(file, true)
-            .map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
+        let f =
+            crate::disk::open_regular(file, true).map_err(|e| LayoutError::corrupt(format!("cannot open `{}`: {e}", file.display())))?;
         let mut archive = tar::Archive::new(f);
         let mut index = BTreeMap::new();
         // `docker save` stores a layer shared by several images once and links the rest.

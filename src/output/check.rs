@@ -1,13 +1,13 @@
 //! Drift between a compiled [`ArtifactSet`] and the tree on disk, for `compile --check`.
-//! Reads only, and only what [`super::disk`] allows: the committed tree is untrusted, so a
+//! Reads only, and only what [`crate::disk`] allows: the committed tree is untrusted, so a
 //! symlink, FIFO, device or directory where clawc expects its own file is drift reported
 //! by its kind, and its target is never read. A file is a `delete` only if the compile
 //! would delete it (a regular file whose hash the previous lock records).
 
-use super::ArtifactSet;
-use super::disk::{self, Contents, Kind};
 use super::write::{LEGACY_MANIFEST, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_outputs};
+use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
+use crate::disk::{self, Contents, Kind};
 use crate::lock::LOCK;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -16,11 +16,11 @@
 //! locked (`flock`) for the whole transaction, so concurrent compiles into one `--out` wait
 //! for each other instead of interleaving.
 
-use super::disk::{self, Contents, Found, Kind, is_safe_relative};
-use super::{Artifact, ArtifactSet};
+use crate::artifact::{Artifact, ArtifactSet};
 use crate::diag::Diagnostic;
+use crate::digest::sha256_hex;
+use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::LOCK;
-use crate::source::record::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;

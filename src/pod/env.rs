@@ -60,7 +60,7 @@ impl Env {
                 None => text.push_str(&format!("{n}\u{1}\0")),
             }
         }
-        crate::source::record::sha256_hex(text.as_bytes())
+        crate::digest::sha256_hex(text.as_bytes())
     }
 
     /// `self` overlaid by `top` (`top` wins).

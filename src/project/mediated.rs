@@ -1,9 +1,9 @@
 //! The cllama context files: `tools.json`, `feeds.json`, `memory.json`, in Clawdapus'
 //! exact shapes (field order = struct order, omitted-when-empty fields skipped).
 
+use crate::artifact::json::to_go_json;
 use crate::describe::Transport;
 use crate::grant::{GrantedTool, ResolvedFeed, ResolvedMemory, SecretMode, Token};
-use crate::output::json::to_go_json;
 use crate::pod::ToolPolicy;
 use crate::registry::Registry;
 use serde::Serialize;

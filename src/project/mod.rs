@@ -13,10 +13,10 @@ pub mod context_md;
 pub mod mediated;
 pub mod report;
 
+use crate::artifact::ArtifactSet;
+use crate::artifact::json::to_go_json;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
-use crate::output::ArtifactSet;
-use crate::output::json::to_go_json;
 use crate::pod::Pod;
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;

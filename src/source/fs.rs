@@ -5,8 +5,7 @@ use super::diags;
 use crate::diag::Diagnostic;
 use std::path::{Component, Path, PathBuf};
 
-/// Largest input file clawc reads (pods, descriptors, skills, Dockerfiles).
-pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
+pub use crate::disk::MAX_INPUT_BYTES;
 
 /// Why a read failed: a bad input (exit 2) or the environment (exit 3).
 pub enum ReadError {
@@ -82,7 +81,7 @@ pub fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<St
 
 /// Reads `real` (a path without symlinks) if it is a regular file within the size limit.
 fn read_regular(real: &Path, name: &str) -> Result<Vec<u8>, ReadError> {
-    use crate::output::disk::{Contents, read_regular};
+    use crate::disk::{Contents, read_regular};
     let found = read_regular(real, MAX_INPUT_BYTES, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
     match found {
         Contents::Bytes(b) => Ok(b),

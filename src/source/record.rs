@@ -3,7 +3,7 @@
 //! from hashes alone whether anything changed.
 
 use super::fs::{self, ReadError};
-use sha2::{Digest, Sha256};
+use crate::digest::sha256_hex;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,10 +22,6 @@ pub struct InputLog {
     entries: RefCell<BTreeMap<String, InputEntry>>,
     /// Where every input named by the pod, a descriptor or a label must resolve.
     root: Option<fs::InputRoot>,
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }
 
 impl InputLog {

@@ -10,6 +10,7 @@ mod golden;
 mod harness;
 mod hostile;
 mod images;
+mod layers;
 mod robustness;
 mod schemas;
 mod write;

@@ -12,6 +12,9 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path};
 
+/// Largest input file clawc reads (pods, descriptors, skills, Dockerfiles, and a file in
+/// an image).
+pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 /// Largest bookkeeping file clawc reads from `--out` (`clawc.lock`, a journal, an older
 /// clawc's manifest).
 pub const MAX_BOOKKEEPING: u64 = 64 << 20;
