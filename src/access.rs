@@ -13,10 +13,7 @@ use crate::pod::{Allow, Origin, Role};
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
 
-pub mod codes {
-    pub const UNKNOWN_AGENT: &str = "clawc::access::unknown_agent";
-    pub const UNKNOWN_TARGET: &str = "clawc::access::unknown_tool";
-}
+pub use crate::diag::catalogue::access as codes;
 
 /// `read-only`, `side-effecting` or `unannotated`, from the tool's annotations.
 pub fn effect(tool: &Tool) -> &'static str {

@@ -85,10 +85,9 @@ pub fn exit_code(diagnostics: &Diagnostics) -> i32 {
     }
 }
 
-pub fn is_environment_failure(code: &str) -> bool {
-    use crate::image::diags as image;
-    [source_diags::IO, crate::output::write::codes::IO, image::DOCKER_UNREACHABLE, image::DOCKER, image::NOT_FOUND, image::INTERRUPTED]
-        .contains(&code)
+/// Whether an error of `code` is an environment failure (exit 3), as the catalogue says.
+pub fn is_environment_failure(code: crate::diag::Code) -> bool {
+    code.is_environment_failure()
 }
 
 pub fn compile(opts: &Options) -> Compiled {

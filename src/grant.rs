@@ -20,15 +20,7 @@ const MAX_SUGGESTIONS: usize = 50;
 /// Tool names listed in one "declares: …" help.
 const MAX_LISTED: usize = 20;
 
-pub mod codes {
-    pub const UNKNOWN_TOOL_SERVICE: &str = "clawc::grant::unknown_tool_service";
-    pub const UNKNOWN_TOOL: &str = "clawc::grant::unknown_tool";
-    pub const UNKNOWN_FEED: &str = "clawc::grant::unknown_feed";
-    pub const MEMORY_TARGET: &str = "clawc::grant::memory_target";
-    pub const REQUIRES_CLLAMA: &str = "clawc::grant::requires_cllama";
-    pub const AUTH_ENV: &str = "clawc::grant::auth_env";
-    pub const TOO_MANY_GRANTS: &str = "clawc::grant::too_many_grants";
-}
+pub use crate::diag::catalogue::grant as codes;
 
 /// How resolved secrets are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -4,18 +4,19 @@
 use crate::describe::json_span::{Locator, Seg};
 use crate::describe::{Described, FeedSpec, RunnerFact, ServiceDescriptor, ToolName};
 use crate::diag::Diagnostic;
-use crate::sourcemap::{Loc, SourceMap};
+use crate::sourcemap::{FileId, Loc, SourceMap};
 use std::collections::BTreeMap;
 
-pub mod codes {
-    pub const FEED_COLLISION: &str = "clawc::register::feed_collision";
-}
+pub use crate::diag::catalogue::registry as codes;
 
 /// A feed any agent may subscribe to by name.
 #[derive(Clone, Debug)]
 pub struct FeedDef {
     pub source: String,
     pub spec: FeedSpec,
+    /// The declaring descriptor and the feed's index in it (to point at its name).
+    pub file: FileId,
+    pub index: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -44,6 +45,8 @@ impl Registry {
         }
         let mut feeds: BTreeMap<String, FeedDef> = BTreeMap::new();
         let mut diags = Vec::new();
+        // Locators of the descriptors that declared a feed first, each built once.
+        let mut firsts: std::collections::HashMap<FileId, Locator> = std::collections::HashMap::new();
         for (svc, d) in &services {
             // One locator per descriptor: every feed of it may collide.
             let mut locator = Locator::new(sources.get(d.file));
@@ -52,14 +55,17 @@ impl Registry {
                     let span = locator.span_of(&[Seg::Key("feeds".into()), Seg::Index(i), Seg::Key("name".into())]);
                     let loc = Loc { file: d.file, span };
                     let msg = format!("feed name \"{}\" is declared by both \"{}\" and \"{svc}\"", spec.name, first.source);
+                    let at = firsts.entry(first.file).or_insert_with(|| Locator::new(sources.get(first.file)));
+                    let first_span = at.span_of(&[Seg::Key("feeds".into()), Seg::Index(first.index), Seg::Key("name".into())]);
                     diags.push(
                         Diagnostic::error(codes::FEED_COLLISION, msg)
                             .at(loc)
+                            .also(Loc { file: first.file, span: first_span }, "first declared here")
                             .help("feed names are global across the pod: rename one of the two feeds"),
                     );
                     continue;
                 }
-                feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone() });
+                feeds.insert(spec.name.clone(), FeedDef { source: svc.clone(), spec: spec.clone(), file: d.file, index: i });
             }
         }
         (Registry { services, feeds, runners }, crate::diag::cap(diags))

@@ -17,11 +17,7 @@ use crate::grant::{Plan, Token};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub mod codes {
-    pub const LEAK: &str = "clawc::secrets::leak";
-    pub const TOO_SHORT: &str = "clawc::secrets::too_short_to_scan";
-    pub const COMMITTED: &str = "clawc::secrets::committed_secret";
-}
+pub use crate::diag::catalogue::secrets as codes;
 
 /// Values shorter than this would match ordinary text, so they are not scanned for.
 pub const MIN_SCANNED_LEN: usize = 8;

@@ -21,14 +21,7 @@ pub const MAX_NODES: usize = 1_000_000;
 /// scalars, aliased thousands of times, exhaust memory.
 pub const MAX_BYTES: usize = 4 * crate::disk::MAX_INPUT_BYTES as usize;
 
-pub mod codes {
-    pub const SYNTAX: &str = "clawc::parse::yaml_syntax";
-    pub const TOO_DEEP: &str = "clawc::parse::too_deep";
-    pub const ALIAS_BUDGET: &str = "clawc::parse::alias_budget";
-    pub const DUPLICATE_KEY: &str = "clawc::parse::duplicate_key";
-    pub const MULTIPLE_DOCUMENTS: &str = "clawc::parse::multiple_documents";
-    pub const BAD_MERGE: &str = "clawc::parse::bad_merge_key";
-}
+pub use crate::diag::catalogue::yaml as codes;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -184,7 +177,7 @@ impl<'a> Builder<'a> {
         Loc { file: self.file, span }
     }
 
-    fn fail(&mut self, code: &'static str, msg: impl Into<String>, loc: Loc, help: &str) -> Result<Node, Vec<Diagnostic>> {
+    fn fail(&mut self, code: crate::diag::Code, msg: impl Into<String>, loc: Loc, help: &str) -> Result<Node, Vec<Diagnostic>> {
         self.errors.push(Diagnostic::error(code, msg).at(loc).help(help));
         Err(std::mem::take(&mut self.errors))
     }

@@ -29,6 +29,11 @@ pub enum Command {
     WhoCan(who_can::WhoCanArgs),
     /// Access reports: the agents × tools matrix
     Report(report::ReportArgs),
+    /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
+    ExplainCode {
+        /// A code, e.g. clawc::pod::not_a_pod
+        code: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -55,7 +60,29 @@ pub fn run() -> i32 {
         Command::Explain(args) => explain::run(args),
         Command::WhoCan(args) => who_can::run(args),
         Command::Report(args) => report::run(args),
+        Command::ExplainCode { code } => explain_code(&code),
     }
+}
+
+fn explain_code(code: &str) -> i32 {
+    use clawc::diag::catalogue::{ALL, Code, Raised};
+    let Some(c) = Code::find(code) else {
+        let help = clawc::diag::suggest(code, ALL.iter().map(|c| c.as_str()), "every code is listed in docs/diagnostics.md");
+        eprintln!("unknown diagnostic code `{code}`: {help}");
+        return 2;
+    };
+    let i = c.info();
+    let raised = match i.raised {
+        Raised::Error => "an error",
+        Raised::Warning => "a warning",
+        Raised::Either => "an error or a warning",
+    };
+    println!("{}\n\n{}\n\nraised by the {} pass as {raised}", i.code, i.explanation, i.pass.name());
+    if i.raised != Raised::Warning {
+        println!("exit code of an error: {}", i.exit.code());
+    }
+    println!("example: {}", i.example);
+    0
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ impl Dec<'_> {
         Loc { file: self.file, span: self.locator.span_of(path) }
     }
 
-    fn err(&mut self, code: &'static str, msg: impl Into<String>, path: &[Seg], help: impl Into<String>) {
+    fn err(&mut self, code: crate::diag::Code, msg: impl Into<String>, path: &[Seg], help: impl Into<String>) {
         let d = Diagnostic::error(code, msg).at(self.loc(path)).help(help);
         self.diags.push(d);
     }
@@ -228,7 +228,7 @@ impl Dec<'_> {
     }
 
     /// A required HTTP path that starts with `/` (shared by feeds, endpoints and tools).
-    fn http_path(&mut self, p: Option<(String, Vec<Seg>)>, prefix: &str, parent: &[Seg], code: &'static str) -> Option<String> {
+    fn http_path(&mut self, p: Option<(String, Vec<Seg>)>, prefix: &str, parent: &[Seg], code: crate::diag::Code) -> Option<String> {
         match p.filter(|(s, _)| !s.is_empty()) {
             None => {
                 self.err(code, format!("{prefix}: path is required"), parent, "set \"path\" to an absolute HTTP path");

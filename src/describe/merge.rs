@@ -34,17 +34,19 @@ pub fn with_snapshot(
         .in_file(file)
         .help("describe the HTTP tools as MCP tools, or move them to another service"));
     }
-    let declared: std::collections::HashSet<&str> = desc.tools.iter().map(|t| t.name.as_str()).collect();
+    let declared: std::collections::HashMap<&str, usize> = desc.tools.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
     for (i, t) in snap.tools.iter().enumerate() {
-        if declared.contains(t.name.as_str()) {
+        if let Some(&j) = declared.get(t.name.as_str()) {
             let text = &sources.get(snap_file).text;
             let (s, e) = locate(text, &[Seg::Key("tools".into()), Seg::Index(i), Seg::Key("name".into())]);
             let loc = Loc { file: snap_file, span: sources.get(snap_file).span(s, e) };
+            let (ds, de) = locate(&sources.get(file).text, &[Seg::Key("tools".into()), Seg::Index(j), Seg::Key("name".into())]);
             return Err(Diagnostic::error(
                 diags::TOOL_COLLISION,
                 format!("tool \"{}\" is declared by both `{dname}` and `{sname}`", t.name),
             )
             .at(loc)
+            .also(Loc { file, span: sources.get(file).span(ds, de) }, "also declared by the descriptor")
             .help("a descriptor and a baked snapshot in one image must describe different tools: remove it from one of them"));
         }
     }
@@ -58,4 +60,29 @@ pub fn with_snapshot(
         t
     }));
     Ok(desc)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sourcemap::SourceMap;
+
+    #[test]
+    fn a_tool_in_both_points_at_the_snapshot_and_the_descriptor() {
+        let tool = |name: &str| format!(r#"{{"name": "{name}", "description": "d", "inputSchema": {{"type": "object"}}}}"#);
+        let desc_text =
+            format!(r#"{{"version": 2, "mcp": {{"transport": "http", "path": "/mcp"}}, "tools": [{}, {}]}}"#, tool("a"), tool("b"));
+        let snap_text = format!(r#"{{"version": 2, "mcp": {{"transport": "http", "path": "/mcp"}}, "tools": [{}]}}"#, tool("b"));
+        let mut sources = SourceMap::default();
+        let file = sources.add("img:/descriptor.json", desc_text);
+        let snap_file = sources.add("img:/tools.json", snap_text);
+        let (desc, ds) = crate::describe::decode(file, sources.get(file));
+        let (snap, ss) = crate::describe::decode(snap_file, sources.get(snap_file));
+        assert!(ds.is_empty() && ss.is_empty(), "{ds:?} {ss:?}");
+        let d = super::with_snapshot(desc.unwrap(), snap.unwrap(), file, snap_file, &sources).unwrap_err();
+        assert_eq!(d.code, super::diags::TOOL_COLLISION);
+        assert_eq!(d.loc.unwrap().file, snap_file);
+        let [(at, label)] = &d.related[..] else { panic!("{:?}", d.related) };
+        assert_eq!((at.file, label.as_str()), (file, "also declared by the descriptor"));
+        assert_eq!(&sources.get(file).text[at.span.start..at.span.end], "\"b\"");
+    }
 }

@@ -23,7 +23,7 @@ const MAX_ARCHIVE_ENTRIES: usize = 100_000;
 /// ([`diags::CORRUPT`]), or it is more than clawc reads ([`diags::LAYER_TOO_LARGE`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayoutError {
-    pub code: &'static str,
+    pub code: crate::diag::Code,
     pub message: String,
 }
 

@@ -39,16 +39,7 @@ const JOURNAL: &str = "journal.json";
 /// How long a compile waits for another one writing the same `--out`.
 const LOCK_WAIT: Duration = Duration::from_secs(120);
 
-pub mod codes {
-    pub const IO: &str = "clawc::output::io";
-    pub const INVALID_NAME: &str = "clawc::output::invalid_name";
-    pub const NOT_A_DIRECTORY: &str = "clawc::output::not_a_directory";
-    pub const NOT_OWNED: &str = "clawc::output::not_owned";
-    pub const LOCK_UNREADABLE: &str = "clawc::output::lock_unreadable";
-    pub const BUSY: &str = "clawc::output::busy";
-    pub const INTERRUPTED: &str = "clawc::output::interrupted";
-    pub const KEPT: &str = "clawc::output::kept_modified";
-}
+pub use crate::diag::catalogue::output as codes;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct WriteSummary {

@@ -6,9 +6,7 @@ use crate::sourcemap::{FileId, Loc, SourceFile};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub mod codes {
-    pub const BAD_LINE: &str = "clawc::env::bad_line";
-}
+pub use crate::diag::catalogue::env as codes;
 
 /// Variables by name. Built once at the edge; the core only reads it. Every lookup is
 /// remembered (names only) so the lock can tell which variables an output depends on;

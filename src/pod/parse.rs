@@ -96,7 +96,7 @@ struct Cx<'e> {
 }
 
 impl Cx<'_> {
-    fn error(&mut self, code: &'static str, msg: impl Into<String>, loc: Loc, help: impl Into<String>) {
+    fn error(&mut self, code: crate::diag::Code, msg: impl Into<String>, loc: Loc, help: impl Into<String>) {
         self.diags.push(Diagnostic::error(code, msg).at(loc).help(help));
     }
 

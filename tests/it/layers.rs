@@ -26,17 +26,45 @@ fn layers() -> BTreeMap<String, usize> {
 /// Every `crate::<module>` a file names outside comments and `#[cfg(test)]` code.
 fn uses(text: &str) -> Vec<String> {
     let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.split(" //").next().unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = Vec::new();
-    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-        let line = line.split(" //").next().unwrap_or(line);
-        for (i, _) in line.match_indices("crate::") {
-            if line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$') {
-                continue;
-            }
-            let name: String = line[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            out.push(name);
+    for (i, _) in code.match_indices("crate::") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+            continue;
+        }
+        let rest = &code[i + 7..];
+        match rest.strip_prefix('{') {
+            // `crate::{a, b::c}`: the first name of each top-level item.
+            Some(group) => out.extend(top_level_items(group)),
+            None => out.push(ident(rest)),
         }
     }
+    out
+}
+
+fn ident(s: &str) -> String {
+    s.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+}
+
+/// The items of a `{…}` group up to its closing brace (nested groups skipped).
+fn top_level_items(group: &str) -> Vec<String> {
+    let mut out = vec![ident(group)];
+    let mut depth = 0;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => out.push(ident(&group[i + 1..])),
+            _ => {}
+        }
+    }
+    out.retain(|n| !n.is_empty());
     out
 }
 
@@ -91,7 +119,7 @@ fn no_module_uses_one_above_it() {
 
 #[test]
 fn the_edge_reader_sees_what_it_must() {
-    let text = "use crate::grant::Plan;\nfn f() { crate::pod::for_agent(a, b); }\n// crate::output in a comment\nlet x = clawc::crate::no;\n#[cfg(test)]\nuse crate::cli;\n";
-    assert_eq!(uses(text), ["grant", "pod"]);
+    let text = "use crate::grant::Plan;\nfn f() { crate::pod::for_agent(a, b); }\n// crate::output in a comment\nlet x = clawc::crate::no;\nuse crate::{\n    yaml, image::{a, b},\n    lock,\n};\n#[cfg(test)]\nuse crate::cli;\n";
+    assert_eq!(uses(text), ["grant", "pod", "yaml", "image", "lock"]);
     assert!(layers().get("describe") < layers().get("grant"));
 }

@@ -5,6 +5,7 @@ mod bad_input;
 mod bombs;
 mod check;
 mod determinism;
+mod diagnostics;
 mod fuzz_corpus;
 mod golden;
 mod harness;

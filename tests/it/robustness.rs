@@ -86,7 +86,7 @@ fn mutated_inputs_never_panic() {
             ok += 1;
         } else {
             failed += 1;
-            assert!(compiled.diagnostics.errors().all(|d| d.code.starts_with("clawc::")));
+            assert!(compiled.diagnostics.errors().all(|d| d.code.as_str().starts_with("clawc::")));
             assert!(compiled.diagnostics.has_errors());
         }
         std::fs::remove_dir_all(&root).unwrap();
@@ -207,7 +207,7 @@ fn hostile_trees_on_disk_never_break_a_promise() {
             }
             Err(d) => {
                 refused += 1;
-                assert!(d.code.starts_with("clawc::output::"), "round {round}: {d:?}");
+                assert!(d.code.as_str().starts_with("clawc::output::"), "round {round}: {d:?}");
                 assert_eq!(snapshot(&out), before, "round {round}: a refused write changed the tree ({})", d.message);
             }
         }
@@ -243,7 +243,7 @@ fn hostile_names_never_reach_outside_out() {
                 let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
                 assert!(added.iter().all(|k| k.starts_with("a/b/c/pod/out")), "{name:?} wrote outside --out: {added:?}");
             }
-            None => assert!(compiled.diagnostics.errors().all(|d| d.code.starts_with("clawc::")), "{name:?}"),
+            None => assert!(compiled.diagnostics.errors().all(|d| d.code.as_str().starts_with("clawc::")), "{name:?}"),
         }
     }
 }

@@ -1,8 +1,13 @@
 //! The diagnostic every pass reports: a stable code, a message, where, and how to fix it.
 //!
 //! Passes collect diagnostics instead of stopping at the first one; the driver sorts them
-//! by file and position and stops before writing anything when one is an error. Each pass
-//! keeps its codes in its own `diags` module so they stay stable and greppable.
+//! by file and position and stops before writing anything when one is an error. Every code
+//! is a row of the [`catalogue`]; each pass re-exports its codes from there under its own
+//! `diags`/`codes` module so they stay stable and greppable.
+
+pub mod catalogue;
+
+pub use catalogue::Code;
 
 use crate::sourcemap::{FileId, Loc, SourceMap, Span};
 use serde::Serialize;
@@ -16,24 +21,31 @@ pub enum Severity {
 }
 
 /// One finding. Built through [`Diagnostic::error`] / [`Diagnostic::warning`] and the
-/// `at`/`label`/`help` builders so that every diagnostic reads the same way.
+/// `at`/`label`/`also`/`help` builders so that every diagnostic reads the same way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     pub message: String,
     pub loc: Option<Loc>,
     pub label: Option<String>,
+    /// Secondary locations, each with its label ("first declared here").
+    pub related: Vec<(Loc, String)>,
     pub help: Option<String>,
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, message: impl Into<String>) -> Self {
-        Self { code, severity: Severity::Error, message: message.into(), loc: None, label: None, help: None }
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, message.into())
     }
 
-    pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Self { severity: Severity::Warning, ..Self::error(code, message) }
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, message.into())
+    }
+
+    fn new(code: Code, severity: Severity, message: String) -> Self {
+        debug_assert!(code.allows(severity), "the catalogue does not raise {code} as a {severity:?}");
+        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None }
     }
 
     pub fn at(mut self, loc: Loc) -> Self {
@@ -52,6 +64,12 @@ impl Diagnostic {
 
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
+        self
+    }
+
+    /// A secondary location with its label, e.g. where a name was first declared.
+    pub fn also(mut self, loc: Loc, label: impl Into<String>) -> Self {
+        self.related.push((loc, label.into()));
         self
     }
 
@@ -113,7 +131,7 @@ fn sort_key<'a>(d: &'a Diagnostic, sources: &'a SourceMap) -> impl Ord + 'a {
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct DiagnosticJson {
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -125,6 +143,18 @@ pub struct DiagnosticJson {
     pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// The secondary locations (absent when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<RelatedJson>,
+}
+
+/// A secondary location of a diagnostic, in JSON.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct RelatedJson {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub label: String,
 }
 
 impl Diagnostic {
@@ -138,30 +168,51 @@ impl Diagnostic {
             column: self.loc.map(|l| l.span.col),
             label: self.label.clone(),
             help: self.help.clone(),
+            related: self
+                .related
+                .iter()
+                .map(|(l, label)| RelatedJson {
+                    file: sources.name(l.file).to_string(),
+                    line: l.span.line,
+                    column: l.span.col,
+                    label: label.clone(),
+                })
+                .collect(),
         }
     }
 
     /// A miette report that draws the offending span of the file (for a file holding
     /// secrets, only its name and line: a snippet would print neighbouring tokens).
+    /// Secondary labels in the drawn file are drawn too; the others are printed as
+    /// `  <label>: file:line:col` lines.
     pub fn to_report(&self, sources: &SourceMap) -> miette::Report {
         let mut labels = Vec::new();
         let mut src = None;
         let mut message = self.message.clone();
+        let mut drawn = None;
         if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive || long_line(sources, l)) {
             message = format!("{message}\n  at {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
         } else if let Some(loc) = self.loc {
             let file = sources.get(loc.file);
             src = Some(miette::NamedSource::new(file.name.clone(), file.text.clone()));
+            drawn = Some(loc.file);
             if loc.span != Span::FILE || !file.text.is_empty() {
                 let text = self.label.clone().unwrap_or_else(|| "here".to_string());
                 labels.push(miette::LabeledSpan::new(Some(text), loc.span.start, loc.span.end - loc.span.start));
+            }
+        }
+        for (loc, text) in &self.related {
+            if drawn == Some(loc.file) && loc.span != Span::FILE && !long_line(sources, loc) {
+                labels.push(miette::LabeledSpan::new(Some(text.clone()), loc.span.start, loc.span.end - loc.span.start));
+            } else {
+                message = format!("{message}\n  {text}: {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
             }
         }
         let severity = match self.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         };
-        let mut diag = miette::MietteDiagnostic::new(message).with_code(self.code).with_severity(severity).with_labels(labels);
+        let mut diag = miette::MietteDiagnostic::new(message).with_code(self.code.as_str()).with_severity(severity).with_labels(labels);
         if let Some(help) = &self.help {
             diag = diag.with_help(help.clone());
         }
@@ -182,8 +233,8 @@ pub const MAX_DIAGNOSTICS_PER_CODE: usize = 100;
 /// same code, and is an error when any dropped diagnostic was. (Shared by the passes that
 /// report per item: pod, descriptors, registry, grants.)
 pub fn cap(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut shown: HashMap<(Option<FileId>, &'static str), usize> = HashMap::new();
-    let mut dropped: BTreeMap<(Option<FileId>, &'static str), (usize, Severity)> = BTreeMap::new();
+    let mut shown: HashMap<(Option<FileId>, Code), usize> = HashMap::new();
+    let mut dropped: BTreeMap<(Option<FileId>, Code), (usize, Severity)> = BTreeMap::new();
     let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_CODE));
     for d in diags {
         let key = (d.loc.map(|l| l.file), d.code);
@@ -250,5 +301,57 @@ pub fn suggest<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, 
     match did_you_mean(needle, candidates) {
         Some(c) => format!("did you mean `{c}`?"),
         None => fallback.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::codes::FEED_COLLISION;
+
+    fn render(r: &miette::Report) -> String {
+        let mut out = String::new();
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor()).render_report(&mut out, r.as_ref()).unwrap();
+        out
+    }
+
+    #[test]
+    fn secondary_labels_are_drawn_in_the_same_file_and_listed_from_others() {
+        let mut sources = SourceMap::default();
+        let a = sources.add("a.json", "{\"name\": \"x\"}\n{\"name\": \"x\"}\n");
+        let b = sources.add("b.json", "{\"name\": \"x\"}\n");
+        let (fa, fb) = (sources.get(a), sources.get(b));
+        let d = Diagnostic::error(FEED_COLLISION, "collides")
+            .at(Loc { file: a, span: fa.span(23, 26) })
+            .label("again")
+            .also(Loc { file: a, span: fa.span(9, 12) }, "first declared here")
+            .also(Loc { file: b, span: fb.span(9, 12) }, "and here");
+        let text = render(&d.to_report(&sources));
+        assert!(text.contains("again") && text.contains("first declared here"), "{text}");
+        assert!(text.contains("  and here: b.json:1:10"), "{text}");
+        let json = serde_json::to_string(&d.to_json(&sources)).unwrap();
+        assert!(json.ends_with(r#""related":[{"file":"a.json","line":1,"column":10,"label":"first declared here"},{"file":"b.json","line":1,"column":10,"label":"and here"}]}"#), "{json}");
+        let plain = Diagnostic::error(FEED_COLLISION, "collides").at(Loc { file: a, span: fa.span(9, 12) });
+        assert!(!serde_json::to_string(&plain.to_json(&sources)).unwrap().contains("related"));
+    }
+
+    #[test]
+    fn a_sensitive_file_shows_no_snippet_for_secondary_labels_either() {
+        let mut sources = SourceMap::default();
+        let env = sources.add_sensitive(".env", "TOKEN=s3cret\nTOKEN=s3cret\n");
+        let f = sources.get(env);
+        let d = Diagnostic::error(FEED_COLLISION, "twice")
+            .at(Loc { file: env, span: f.span(13, 18) })
+            .also(Loc { file: env, span: f.span(0, 5) }, "first here");
+        let text = render(&d.to_report(&sources));
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("at .env:2:1") && text.contains("first here: .env:1:1"), "{text}");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "does not raise")]
+    fn a_code_is_raised_only_as_the_catalogue_says() {
+        let _ = Diagnostic::warning(FEED_COLLISION, "not a warning");
     }
 }

@@ -1,0 +1,574 @@
+//! Every diagnostic code clawc can raise, in one table: its stable string, the pass that
+//! raises it, how it is raised (error, warning or either), the exit class of an error, a
+//! one-line explanation and an example. `docs/diagnostics.md` is rendered from this table
+//! ([`markdown`]) and a test keeps the committed file in step.
+//!
+//! A [`Code`] can only be taken from this table (its field is private), so a code the
+//! catalogue lacks cannot be raised. Each block of the table becomes a module of consts
+//! that the passes re-export under their old names (`crate::pod::diags`,
+//! `crate::grant::codes`, …). The code strings are a stable contract: never change one.
+
+use std::fmt;
+
+/// The pass (or command) that raises a code; `docs/diagnostics.md` is grouped by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pass {
+    Parse,
+    Env,
+    Pod,
+    Expand,
+    Source,
+    Image,
+    Describe,
+    Register,
+    Grant,
+    Secrets,
+    Output,
+    Access,
+}
+
+impl Pass {
+    /// In the order the driver runs them (the order of `docs/diagnostics.md`).
+    pub const ALL: [Pass; 12] = [
+        Pass::Parse,
+        Pass::Env,
+        Pass::Pod,
+        Pass::Expand,
+        Pass::Source,
+        Pass::Image,
+        Pass::Describe,
+        Pass::Register,
+        Pass::Grant,
+        Pass::Secrets,
+        Pass::Output,
+        Pass::Access,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Parse => "parse",
+            Pass::Env => "env",
+            Pass::Pod => "pod",
+            Pass::Expand => "expand",
+            Pass::Source => "source",
+            Pass::Image => "image",
+            Pass::Describe => "describe",
+            Pass::Register => "register",
+            Pass::Grant => "grant",
+            Pass::Secrets => "secrets",
+            Pass::Output => "output",
+            Pass::Access => "access",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Pass::Parse => "Reading the YAML of the pod file, before any of it is interpreted.",
+            Pass::Env => "Reading the `.env` file (or `--env-file`).",
+            Pass::Pod => "The x-claw grammar of the pod, and the limits on its size.",
+            Pass::Expand => "`*-defaults`, the `...` spread and `${VAR}` placeholders.",
+            Pass::Source => "Finding and reading inputs: the pod, descriptors, snapshots, skills.",
+            Pass::Image => "Reading descriptors, snapshots and skills out of images (see [images.md](images.md)).",
+            Pass::Describe => "The rules of a service descriptor (`.claw-describe.json`, version 1 or 2).",
+            Pass::Register => "Registering every descriptor into the pod-global registry.",
+            Pass::Grant => "Resolving each agent's tool, feed and memory grants against the registry.",
+            Pass::Secrets => "Keeping token values out of what is written or committed.",
+            Pass::Output => "Writing (and, with `--check`, reading) the output directory.",
+            Pass::Access => "The arguments of `clawc explain` and `clawc who-can`.",
+        }
+    }
+}
+
+/// How a code is raised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Raised {
+    Error,
+    Warning,
+    /// An error or a warning, depending on the case (the explanation says which).
+    Either,
+}
+
+/// What an error of this code makes the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exit {
+    /// `--check`: a finding in the committed tree (exit 1).
+    Check,
+    /// Invalid inputs or arguments (exit 2).
+    Input,
+    /// The environment failed: I/O, Docker, a missing image, an `--out` clawc refuses to
+    /// write, an interruption (exit 3).
+    Environment,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Check => 1,
+            Exit::Input => 2,
+            Exit::Environment => 3,
+        }
+    }
+}
+
+/// One row of the catalogue.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Info {
+    /// The stable string (`clawc::<pass>::<name>`), printed in every output.
+    pub code: &'static str,
+    pub pass: Pass,
+    pub raised: Raised,
+    pub exit: Exit,
+    pub explanation: &'static str,
+    pub example: &'static str,
+}
+
+/// A diagnostic code: one row of the catalogue. Compares, orders and hashes as its
+/// string (the first field of [`Info`]; the strings are unique).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Code(&'static Info);
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        self.0.code
+    }
+
+    pub fn info(self) -> &'static Info {
+        self.0
+    }
+
+    /// The exit code an error of this code leads to.
+    pub fn exit_code(self) -> i32 {
+        self.0.exit.code()
+    }
+
+    pub fn is_environment_failure(self) -> bool {
+        self.0.exit == Exit::Environment
+    }
+
+    /// Whether the catalogue allows raising this code with `severity`.
+    pub fn allows(self, severity: super::Severity) -> bool {
+        matches!(
+            (self.0.raised, severity),
+            (Raised::Either, _) | (Raised::Error, super::Severity::Error) | (Raised::Warning, super::Severity::Warning)
+        )
+    }
+
+    /// The code whose string is `s`.
+    pub fn find(s: &str) -> Option<Code> {
+        ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Debug for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0.code, f)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.code)
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.code)
+    }
+}
+
+/// The table. Each block is a module of consts (`NAME = "code" (pass, raised, exit)
+/// "explanation" "example";`), re-exported by the pass that raises them.
+macro_rules! catalogue {
+    ($( $(#[$meta:meta])* mod $module:ident { $(
+        $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident) $explanation:literal $example:literal;
+    )* } )*) => {
+        $( $(#[$meta])* pub mod $module {
+            use super::{Code, Exit, Info, Pass, Raised};
+            $(
+                #[doc = $explanation]
+                pub const $name: Code = Code(&Info {
+                    code: $code,
+                    pass: Pass::$pass,
+                    raised: Raised::$raised,
+                    exit: Exit::$exit,
+                    explanation: $explanation,
+                    example: $example,
+                });
+            )*
+        } )*
+
+        /// Every code, in table order.
+        pub const ALL: &[Code] = &[$( $( $module::$name, )* )*];
+    };
+}
+
+catalogue! {
+    /// `crate::yaml::codes`.
+    mod yaml {
+        SYNTAX = "clawc::parse::yaml_syntax" (Parse, Error, Input)
+            "The pod file is not valid YAML (an alias to an undefined anchor included)."
+            "invalid YAML: did not find expected ',' or ']'";
+        TOO_DEEP = "clawc::parse::too_deep" (Parse, Error, Input)
+            "The YAML nests deeper than 64 levels."
+            "nesting deeper than 64 levels";
+        ALIAS_BUDGET = "clawc::parse::alias_budget" (Parse, Error, Input)
+            "Expanding aliases would pass 1,000,000 nodes or 32 MiB of scalar text (an alias bomb)."
+            "document has more than 1000000 nodes";
+        DUPLICATE_KEY = "clawc::parse::duplicate_key" (Parse, Error, Input)
+            "A mapping holds the same key twice."
+            "services: {a: {}, a: {}}";
+        MULTIPLE_DOCUMENTS = "clawc::parse::multiple_documents" (Parse, Error, Input)
+            "The file holds more than one YAML document (`---`); a pod is one."
+            "the file holds more than one YAML document";
+        BAD_MERGE = "clawc::parse::bad_merge_key" (Parse, Error, Input)
+            "A merge key `<<` is given something other than a mapping or a list of mappings."
+            "<<: 3";
+    }
+
+    /// `crate::pod::env::codes`.
+    mod env {
+        BAD_LINE = "clawc::env::bad_line" (Env, Error, Input)
+            "A `.env` line is not `KEY=VALUE`, or its key is not a variable name (the line itself is never quoted)."
+            "this `.env` line is not `KEY=VALUE`";
+    }
+
+    /// `crate::pod::diags`.
+    mod pod {
+        NOT_A_POD = "clawc::pod::not_a_pod" (Pod, Error, Input)
+            "The file is not a mapping with `services:`."
+            "the pod file has no `services:`";
+        WRONG_TYPE = "clawc::pod::wrong_type" (Pod, Error, Input)
+            "An x-claw value has the wrong YAML type."
+            "count: two";
+        REQUIRED = "clawc::pod::required" (Pod, Error, Input)
+            "A required x-claw field is missing."
+            "feed 0: source is required";
+        INVALID_VALUE = "clawc::pod::invalid_value" (Pod, Error, Input)
+            "An x-claw value has the right type but is not allowed (empty, not positive, a bad URI, `...` in pod defaults)."
+            "feed 0: path \"prices\" must start with '/'";
+        UNKNOWN_KEY = "clawc::pod::unknown_key" (Pod, Warning, Input)
+            "An x-claw key no Clawdapus grammar knows; it is ignored."
+            "unknown service x-claw key `agnet`";
+        MISPLACED_KEY = "clawc::pod::misplaced_key" (Pod, Error, Input)
+            "A pod-level x-claw field is declared on a service."
+            "service \"trader\": \"tool-policy-defaults\" is a pod-level field and cannot be declared on a service";
+        IGNORED = "clawc::pod::ignored" (Pod, Warning, Input)
+            "A value clawc reads but cannot honour, so it is ignored."
+            "cllama-defaults is a string; only a mapping is honoured, so it is ignored";
+        MCP_STDIO_CONFLICT = "clawc::pod::mcp_stdio_conflict" (Pod, Error, Input)
+            "`mcp-stdio` combined with something a stdio sidecar cannot have (a tool policy, `count` > 1)."
+            "service \"files\": mcp-stdio does not support count > 1";
+        UNKNOWN_SOURCE = "clawc::pod::unknown_feed_source" (Pod, Error, Input)
+            "A feed's `source` is not a service of the pod."
+            "feeds: [{name: prices, source: pricing-ap, path: /prices}]";
+        INVALID_SERVICE_NAME = "clawc::pod::invalid_service_name" (Pod, Error, Input)
+            "A service name Compose would refuse (it names directories of the output too)."
+            "service name \"Trader!\" is not a valid Compose service name";
+        TOO_MANY_AGENTS = "clawc::pod::too_many_agents" (Pod, Error, Input)
+            "`count` over 1,000 for a service, or over 50,000 agent ids in the pod."
+            "count: 5000";
+        TOO_MANY_ENTRIES = "clawc::pod::too_many_entries" (Pod, Error, Input)
+            "Over 1,000,000 surfaces, feeds, tools or skills entries in the pod once defaults are copied into every service, each replica counted."
+            "a 1,000-entry `tools-defaults` on 2,000 agents";
+        PLACEHOLDER = "clawc::expand::placeholder" (Expand, Error, Input)
+            "A `${VAR}` placeholder that is malformed or names a variable with no value."
+            "environment: {TOKEN: ${TOKEN}} with no TOKEN in .env or the environment";
+        DOUBLE_SPREAD = "clawc::expand::double_spread" (Expand, Error, Input)
+            "The spread token `...` appears more than once in one list."
+            "tools: [..., api, ...]";
+        SPREAD_WITHOUT_DEFAULTS = "clawc::expand::spread_without_defaults" (Expand, Error, Input)
+            "A list uses `...` but the pod declares no matching `*-defaults`."
+            "service \"a\": tools: spread token \"...\" used but no pod-level tools-defaults declared";
+    }
+
+    /// `crate::source::diags`.
+    mod source {
+        IO = "clawc::source::io" (Source, Error, Environment)
+            "An input could not be read (an I/O error)."
+            "cannot read `api/.claw-describe.json`: Permission denied";
+        NOT_A_FILE = "clawc::source::not_a_file" (Source, Error, Input)
+            "An input path is a directory, FIFO, device or socket, not a regular file."
+            "`api/.claw-describe.json` is a directory, not a regular file";
+        TOO_LARGE = "clawc::source::too_large" (Source, Error, Input)
+            "An input file is over 8 MiB."
+            "`claw-pod.yml` is at least 8388609 bytes; the limit is 8388608";
+        NOT_UTF8 = "clawc::source::not_utf8" (Source, Error, Input)
+            "An input file is not UTF-8 text."
+            "`api/.claw-describe.json` is not UTF-8 text (invalid byte at offset 12)";
+        MISSING = "clawc::source::missing_file" (Source, Error, Input)
+            "An input named by the pod, a descriptor or the command line does not exist."
+            "pod file `claw-pod.yml` does not exist";
+        PATH_ESCAPE = "clawc::source::path_escape" (Source, Error, Input)
+            "An input resolves outside the input root (or its build context), or is a symlink loop."
+            "`../../etc/passwd` resolves outside the input root `/repo`";
+        NO_SIDECAR_DESCRIPTOR = "clawc::source::no_sidecar_descriptor" (Source, Error, Input)
+            "A stdio MCP sidecar has no descriptor snapshot."
+            "service \"files\": stdio MCP sidecar has no descriptor snapshot; run 'claw discover files' or set x-claw.describe-file";
+        STALE_SNAPSHOT = "clawc::source::stale_snapshot" (Source, Warning, Input)
+            "A discovered descriptor is older than what it describes."
+            "service \"files\" discovered descriptor is stale; run 'claw discover files' to refresh .claw-discovered";
+        UNKNOWN_SERVICE = "clawc::source::unknown_service" (Source, Error, Input)
+            "`--descriptor SERVICE=PATH` names a service the pod does not have."
+            "--descriptor names \"tradng-api\", which is not a service of this pod";
+        SKILL_NOT_FOUND = "clawc::source::skill_not_found" (Source, Error, Input)
+            "A descriptor's `skill` is not in the service's build context."
+            "descriptor skill \"skills/api.md\" was not found in the build context";
+        INVALID_SKILL_NAME = "clawc::source::invalid_skill_name" (Source, Error, Input)
+            "A skill path does not end in a file name."
+            "skill path \"skills/\" does not end in a file name";
+        INVALID_PATH = "clawc::source::invalid_path" (Source, Error, Input)
+            "An input path contains a NUL byte."
+            "the path of `api\\0.json` contains a NUL byte";
+    }
+
+    /// `crate::image::diags`.
+    mod image {
+        DOCKER_UNREACHABLE = "clawc::image::docker_unreachable" (Image, Error, Environment)
+            "`--images docker` and the Docker Engine does not answer."
+            "--images docker: the Docker Engine at unix:///var/run/docker.sock is unreachable";
+        DOCKER = "clawc::image::docker" (Image, Error, Environment)
+            "The Docker Engine failed mid-way (inspect, create, archive)."
+            "image trading-api:1.4: the Docker Engine failed: …";
+        NOT_FOUND = "clawc::image::not_found" (Image, Either, Environment)
+            "No image source has the image: an error when the pod uses something from it, else a warning."
+            "service \"api\": image api:1.0 was not found (tried: docker); nothing the pod uses comes from it";
+        FILE_MISSING = "clawc::image::file_missing" (Image, Error, Input)
+            "A path a label names is not in the image."
+            "image api:1.0: `/svc/descriptor.json` is not in the image";
+        NOT_A_FILE = "clawc::image::not_a_file" (Image, Error, Input)
+            "A path in the image is a directory (or device, FIFO)."
+            "image api:1.0: `/svc` is a directory (or another non-file)";
+        PATH_ESCAPE = "clawc::image::path_escape" (Image, Error, Input)
+            "A link (symlink or hardlink) leads above the image root, or a chain of over 40 links."
+            "image api:1.0: `/svc/descriptor.json` leads out of the image root (\"../../etc\")";
+        TOO_LARGE = "clawc::image::too_large" (Image, Error, Input)
+            "A file read from an image is over 8 MiB."
+            "image api:1.0: `/svc/descriptor.json` is 9000000 bytes; the limit is 8388608";
+        NOT_UTF8 = "clawc::image::not_utf8" (Image, Error, Input)
+            "A file read from an image is not UTF-8 text."
+            "image api:1.0: `/svc/descriptor.json` is not UTF-8 text (invalid byte at offset 0)";
+        CORRUPT = "clawc::image::corrupt" (Image, Error, Input)
+            "An OCI layout or archive that is not one: truncated, a blob that does not match its digest or size, or indexes nested over 8 deep."
+            "--images oci:images: a blob does not match its digest";
+        LAYER_TOO_LARGE = "clawc::image::layer_too_large" (Image, Error, Input)
+            "A layer inflates past 8 GiB, the image past 32 GiB, it has over a million links and whiteouts, or a tar extension header over 1 MiB."
+            "image api:1.0 in images.tar: a layer inflates past 8 GiB";
+        INVALID_SNAPSHOT = "clawc::image::invalid_snapshot" (Image, Error, Input)
+            "A baked `tools/list` snapshot that is not JSON or not a `tools/list` result."
+            "`api:1.0:/svc/tools.json` is not valid JSON: expected value at line 1 column 1";
+        TOOL_COLLISION = "clawc::image::tool_collision" (Image, Error, Input)
+            "A tool is declared by both the image's descriptor and its baked snapshot."
+            "tool \"quote\" is declared by both `api:1.0:/svc/descriptor.json` and `api:1.0:/svc/tools.json`";
+        SNAPSHOT_CONFLICT = "clawc::image::snapshot_conflict" (Image, Error, Input)
+            "A descriptor and a snapshot that cannot be joined (a version 1 descriptor, or HTTP tools next to MCP ones)."
+            "`api:1.0:/svc/descriptor.json` is a version 1 descriptor, which cannot carry the tools of `api:1.0:/svc/tools.json`";
+        BAD_SOURCE = "clawc::image::bad_source" (Image, Error, Input)
+            "Reserved for an `--images` value clawc cannot use; today the command line rejects one before compiling (exit 2)."
+            "--images ftp://images";
+        INTERRUPTED = "clawc::image::interrupted" (Image, Error, Environment)
+            "Interrupted (Ctrl-C) while reading images; temporary containers were removed."
+            "interrupted; temporary containers were removed";
+        PARTIAL_SNAPSHOT = "clawc::image::partial_snapshot" (Image, Warning, Input)
+            "A baked snapshot holds one page of `tools/list` (it has a `nextCursor`), so tools may be missing."
+            "`api:1.0:/svc/tools.json` has a nextCursor: it holds one page of tools/list";
+    }
+
+    /// `crate::describe::diags`.
+    mod describe {
+        INVALID_JSON = "clawc::describe::invalid_json" (Describe, Error, Input)
+            "A descriptor is not valid JSON."
+            "{\"version\": 2,}";
+        WRONG_TYPE = "clawc::describe::wrong_type" (Describe, Error, Input)
+            "A descriptor value has the wrong JSON type."
+            "\"feeds\": {}";
+        VERSION = "clawc::describe::version" (Describe, Error, Input)
+            "The descriptor `version` is missing or not 1 or 2."
+            "descriptor version must be 1 or 2, got 3";
+        FEED = "clawc::describe::feed" (Describe, Error, Input)
+            "A descriptor feed without a name, with a duplicate name, a bad path or a ttl that is not positive."
+            "feeds[0]: ttl must be > 0";
+        ENDPOINT = "clawc::describe::endpoint" (Describe, Error, Input)
+            "A descriptor endpoint without a method or with a bad path."
+            "endpoints[0]: method is required";
+        V1_CAPABILITY = "clawc::describe::v1_capability" (Describe, Error, Input)
+            "A version 1 descriptor declares tools, mcp or memory (version 2 only)."
+            "descriptor version 1 does not support tools";
+        MCP = "clawc::describe::mcp" (Describe, Error, Input)
+            "The descriptor's `mcp` block has an unsupported transport or a bad path."
+            "mcp.path \"mcp\" must start with '/'";
+        TOOL = "clawc::describe::tool" (Describe, Error, Input)
+            "A descriptor tool without a name or description, a duplicate, or a bad `http` block."
+            "tools[0]: duplicate tool name \"quote\"";
+        INPUT_SCHEMA = "clawc::describe::input_schema" (Describe, Error, Input)
+            "A tool's `inputSchema` is missing, not an object schema, or invalid against its draft's meta-schema."
+            "tools[0]: inputSchema.type must be \"object\"";
+        ANNOTATION = "clawc::describe::annotation" (Describe, Error, Input)
+            "A tool annotation hint that is not a boolean."
+            "\"readOnlyHint\": \"yes\"";
+        MEMORY = "clawc::describe::memory" (Describe, Error, Input)
+            "The descriptor's `memory` block lacks recall and retain, or has a bad path."
+            "memory: at least one of recall or retain must be declared";
+        AUTH = "clawc::describe::auth" (Describe, Error, Input)
+            "The descriptor's `auth` block has an unsupported type or lacks a field it needs."
+            "auth.type \"basic\" is unsupported";
+    }
+
+    /// `crate::registry::codes`.
+    mod registry {
+        FEED_COLLISION = "clawc::register::feed_collision" (Register, Error, Input)
+            "Two services declare a feed of the same name (feed names are global across the pod)."
+            "feed name \"shared\" is declared by both \"alpha\" and \"zeta\"";
+    }
+
+    /// `crate::grant::codes`.
+    mod grant {
+        UNKNOWN_TOOL_SERVICE = "clawc::grant::unknown_tool_service" (Grant, Error, Input)
+            "A tool policy names a service that is not described or declares no tools."
+            "service \"trader\": tool policy 0 references unknown tool service \"tradng-api\"";
+        UNKNOWN_TOOL = "clawc::grant::unknown_tool" (Grant, Error, Input)
+            "A tool policy allows a tool its service does not declare."
+            "service \"trader\": tool policy for \"trading-api\" references unknown tool \"excute_trade\"";
+        UNKNOWN_FEED = "clawc::grant::unknown_feed" (Grant, Error, Input)
+            "An agent subscribes to a feed no descriptor declares."
+            "service \"trader\": feed \"prices\" was not found in the descriptor registry";
+        MEMORY_TARGET = "clawc::grant::memory_target" (Grant, Error, Input)
+            "A memory grant names a service with no descriptor or no memory capability."
+            "service \"trader\": memory target \"notes\" does not declare a memory capability";
+        REQUIRES_CLLAMA = "clawc::grant::requires_cllama" (Grant, Error, Input)
+            "A grant that only a cllama proxy can mediate, on a service without `cllama`."
+            "add `cllama: passthrough` to this service's x-claw";
+        AUTH_ENV = "clawc::grant::auth_env" (Grant, Error, Input)
+            "A provider's auth needs a variable the consuming service's environment does not give."
+            "service env has no value for \"API_TOKEN\" (required by descriptor auth.env for bearer auth)";
+        TOO_MANY_GRANTS = "clawc::grant::too_many_grants" (Grant, Error, Input)
+            "Over 1,000,000 granted tools in the pod, each replica counted."
+            "`allow: all` on a 10,000-tool service for 200 agents";
+    }
+
+    /// `crate::secrets::codes`.
+    mod secrets {
+        LEAK = "clawc::secrets::leak" (Secrets, Error, Input)
+            "A resolved token value would be written outside the auth of tools.json, feeds.json or memory.json; nothing is written."
+            "the secret value of API_TOKEN would be written to `trader/AGENTS.md`";
+        TOO_SHORT = "clawc::secrets::too_short_to_scan" (Secrets, Warning, Input)
+            "A token value too short to scan artifacts for without false hits."
+            "the value of PIN is shorter than 8 characters, so artifacts are not scanned for it";
+        COMMITTED = "clawc::secrets::committed_secret" (Secrets, Error, Check)
+            "`--check`: the committed tree holds the literal value of a token."
+            "`trader/tools.json` holds the literal value of API_TOKEN";
+    }
+
+    /// `crate::output::write::codes`.
+    mod output {
+        IO = "clawc::output::io" (Output, Error, Environment)
+            "The output directory could not be written (or, with `--check`, read)."
+            "cannot write `.claw-compiled/trader/tools.json`: No space left on device";
+        INVALID_NAME = "clawc::output::invalid_name" (Output, Error, Environment)
+            "An output path built from a name would hold `.`, `..`, `/` or an empty part."
+            "refusing to write the output path \"../x\"";
+        NOT_A_DIRECTORY = "clawc::output::not_a_directory" (Output, Error, Environment)
+            "The output directory, or one on the way, is a symlink or a file; clawc never writes through it."
+            "the output directory `.claw-compiled` is a symlink";
+        NOT_OWNED = "clawc::output::not_owned" (Output, Error, Environment)
+            "A file or directory clawc would replace that clawc did not write."
+            "`.claw-compiled/trader/tools.json` is a file that clawc did not write; refusing to replace it";
+        LOCK_UNREADABLE = "clawc::output::lock_unreadable" (Output, Error, Environment)
+            "`clawc.lock` cannot be read to prove clawc wrote what it would replace."
+            "`.claw-compiled` is a directory clawc would replace, and `clawc.lock` there cannot be read to prove that clawc wrote it";
+        BUSY = "clawc::output::busy" (Output, Error, Environment)
+            "Another clawc kept writing the same output directory for too long."
+            "another clawc has been writing `.claw-compiled` for 120 s";
+        INTERRUPTED = "clawc::output::interrupted" (Output, Error, Environment)
+            "SIGINT, SIGTERM or SIGHUP before the new tree was committed; the previous tree is unchanged."
+            "interrupted before the new tree was committed; the previous tree is unchanged";
+        KEPT = "clawc::output::kept_modified" (Output, Warning, Input)
+            "A file clawc no longer writes was edited by hand, so it is left in place."
+            "left `trader/notes.md` in place: clawc no longer writes it, but it is not the file clawc wrote";
+    }
+
+    /// `crate::access::codes`.
+    mod access {
+        UNKNOWN_AGENT = "clawc::access::unknown_agent" (Access, Error, Input)
+            "`explain` names an agent the pod does not have."
+            "\"tradr\" is not an agent of this pod";
+        UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input)
+            "`explain` or `who-can` names a tool or tool service the pod does not have."
+            "\"trading-api.excute_trade\" is not a tool of this pod";
+    }
+}
+
+/// `docs/diagnostics.md`: every code, grouped by pass.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Diagnostic codes\n\n\
+         <!-- Generated from src/diag/catalogue.rs; do not edit. Regenerate with\n     \
+         `UPDATE_GOLDEN=1 cargo test --test it diagnostics_doc`. -->\n\n\
+         Every diagnostic clawc prints has one of these codes. The codes are stable: scripts\n\
+         may match on them. *Raised* says whether the code is an error, a warning, or either\n\
+         (the explanation says when). *Exit* is the exit code an error of that code leads to:\n\
+         2 for invalid inputs, 3 for an environment failure (3 wins when both occur), 1 for a\n\
+         `--check` finding; a warning alone never fails a run. `clawc explain-code CODE`\n\
+         prints one row. See [the guide](guide.md#diagnostics) for how diagnostics are printed.\n",
+    );
+    for pass in Pass::ALL {
+        let codes: Vec<&Info> = ALL.iter().map(|c| c.info()).filter(|i| i.pass == pass).collect();
+        if codes.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n## {}\n\n{}\n\n", pass.name(), pass.about()));
+        out.push_str("| code | raised | exit | explanation | example |\n|---|---|---|---|---|\n");
+        for i in codes {
+            let raised = match i.raised {
+                Raised::Error => "error",
+                Raised::Warning => "warning",
+                Raised::Either => "error or warning",
+            };
+            let exit = if i.raised == Raised::Warning { "—".to_string() } else { i.exit.code().to_string() };
+            out.push_str(&format!("| `{}` | {raised} | {exit} | {} | {} |\n", i.code, cell(i.explanation), code_cell(i.example)));
+        }
+    }
+    out
+}
+
+/// A table cell of prose: `|` escaped.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// A table cell holding an example as code (backticks inside are doubled around).
+fn code_cell(s: &str) -> String {
+    let s = s.replace('|', "\\|");
+    if s.contains('`') { format!("`` {s} ``") } else { format!("`{s}`") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = BTreeSet::new();
+        for c in ALL {
+            assert!(seen.insert(c.as_str()), "{c} is in the catalogue twice");
+            let rest = c.as_str().strip_prefix("clawc::").unwrap_or_else(|| panic!("{c}: no clawc:: prefix"));
+            let (_, name) = rest.split_once("::").unwrap_or_else(|| panic!("{c}: not clawc::<pass>::<name>"));
+            assert!(!name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{c}");
+            assert!(!c.info().explanation.is_empty() && !c.info().example.is_empty(), "{c}: document it");
+            assert_eq!(Code::find(c.as_str()), Some(*c));
+        }
+    }
+
+    #[test]
+    fn the_exit_class_is_the_catalogues() {
+        assert!(source::IO.is_environment_failure());
+        assert!(image::NOT_FOUND.is_environment_failure());
+        assert!(!pod::NOT_A_POD.is_environment_failure());
+        assert_eq!(secrets::COMMITTED.exit_code(), 1);
+        assert_eq!(
+            format!("{:?} {}", grant::UNKNOWN_TOOL, grant::UNKNOWN_TOOL),
+            "\"clawc::grant::unknown_tool\" clawc::grant::unknown_tool"
+        );
+    }
+}
