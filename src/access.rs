@@ -13,20 +13,20 @@ use crate::pod::{Allow, Origin, Role};
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
 
-pub use crate::diag::catalogue::access as codes;
+pub(crate) use crate::diag::catalogue::access as codes;
 
 /// `read-only`, `side-effecting` or `unannotated`, from the tool's annotations.
-pub fn effect(tool: &Tool) -> &'static str {
+pub(crate) fn effect(tool: &Tool) -> &'static str {
     tool.effect()
 }
 
 /// Where a grant is, as `file:line:column`.
-pub fn at(via: &Provenance, sources: &SourceMap) -> String {
+pub(crate) fn at(via: &Provenance, sources: &SourceMap) -> String {
     format!("{}:{}:{}", sources.name(via.grant.file), via.grant.span.line, via.grant.span.col)
 }
 
 /// How a grant reached the agent, in words.
-pub fn route(via: &Provenance, sources: &SourceMap) -> String {
+pub(crate) fn route(via: &Provenance, sources: &SourceMap) -> String {
     match via.origin {
         Origin::Service => "the agent's own `tools:`".to_string(),
         Origin::Defaults { spread: None } => "pod `tools-defaults` (the agent declares no `tools:`)".to_string(),
@@ -37,7 +37,7 @@ pub fn route(via: &Provenance, sources: &SourceMap) -> String {
 }
 
 /// Agent ids of the pod, sorted, each with its service.
-pub fn agents(a: &Analysis) -> Vec<(String, &str)> {
+pub(crate) fn agents(a: &Analysis) -> Vec<(String, &str)> {
     let mut out: Vec<(String, &str)> = a
         .pod
         .services
@@ -50,7 +50,7 @@ pub fn agents(a: &Analysis) -> Vec<(String, &str)> {
 }
 
 /// The service an agent id (or service name) belongs to.
-pub fn agent_service<'a>(a: &'a Analysis, agent: &str) -> Result<&'a str, Diagnostic> {
+pub(crate) fn agent_service<'a>(a: &'a Analysis, agent: &str) -> Result<&'a str, Diagnostic> {
     let all = agents(a);
     if let Some((_, svc)) = all.iter().find(|(id, s)| id == agent || *s == agent) {
         return Ok(a.pod.services.get_key_value(*svc).map(|(k, _)| k.as_str()).expect("agents come from the pod"));
@@ -61,7 +61,7 @@ pub fn agent_service<'a>(a: &'a Analysis, agent: &str) -> Result<&'a str, Diagno
 }
 
 /// Resolves `service.tool` (tool names may contain dots) or a bare service name.
-pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a ServiceDescriptor, Option<usize>), Diagnostic> {
+pub(crate) fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a ServiceDescriptor, Option<usize>), Diagnostic> {
     if let Some(d) = a.registry.services.get_key_value(text).filter(|(_, d)| !d.descriptor.tools.is_empty()) {
         return Ok((d.0, d.1, None));
     }
@@ -94,7 +94,7 @@ pub fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a ServiceDe
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
+pub(crate) struct Holder {
     pub agent: String,
     pub tool: String,
     pub grant: String,
@@ -103,7 +103,7 @@ pub struct Holder {
 }
 
 /// Every agent that can call the target's tools, and through which grant.
-pub fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Option<usize>) -> Vec<Holder> {
+pub(crate) fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Option<usize>) -> Vec<Holder> {
     let mut out = Vec::new();
     for (id, svc) in agents(a) {
         for g in a.plans.get(svc).map_or(&[][..], |p| &p.tools) {
@@ -123,7 +123,7 @@ pub fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Option<us
 }
 
 #[derive(Serialize, Debug, Clone)]
-pub struct Step {
+pub(crate) struct Step {
     pub step: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
@@ -131,7 +131,7 @@ pub struct Step {
 }
 
 #[derive(Serialize, Debug, Clone)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     pub agent: String,
     pub service: String,
     pub tool: String,
@@ -186,7 +186,7 @@ fn granted_chain(g: &GrantedTool, d: &ServiceDescriptor, tool: &Tool, sources: &
 }
 
 /// Why `agent` can or cannot call `service.tools[tool]`.
-pub fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &str, tool: usize) -> Explanation {
+pub(crate) fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &str, tool: usize) -> Explanation {
     let consumer = agent_service(a, agent).expect("callers resolve the agent first");
     let d = &a.registry.services[service];
     let t = &d.descriptor.tools[tool];
@@ -252,20 +252,20 @@ fn suggestion(consumer: &str, claw: &crate::pod::Claw, service: &str, tool: &str
 
 /// The agents × tools access matrix.
 #[derive(Serialize, Debug, Clone)]
-pub struct Matrix {
+pub(crate) struct Matrix {
     pub agents: Vec<String>,
     pub rows: Vec<MatrixRow>,
 }
 
 #[derive(Serialize, Debug, Clone)]
-pub struct MatrixRow {
+pub(crate) struct MatrixRow {
     pub tool: String,
     pub effect: &'static str,
     /// One per agent, in `agents` order.
     pub granted: Vec<bool>,
 }
 
-pub fn matrix(a: &Analysis) -> Matrix {
+pub(crate) fn matrix(a: &Analysis) -> Matrix {
     let agents = agents(a);
     let mut rows = Vec::new();
     for (svc, d) in a.registry.tool_services() {

@@ -75,7 +75,7 @@ impl Compiled {
 }
 
 /// The exit code for a run's diagnostics: 0, 2 (invalid inputs) or 3 (environment failure).
-pub fn exit_code(diagnostics: &Diagnostics) -> i32 {
+pub(crate) fn exit_code(diagnostics: &Diagnostics) -> i32 {
     if !diagnostics.has_errors() {
         0
     } else if diagnostics.errors().any(|d| is_environment_failure(d.code)) {
@@ -86,7 +86,7 @@ pub fn exit_code(diagnostics: &Diagnostics) -> i32 {
 }
 
 /// Whether an error of `code` is an environment failure (exit 3), as the catalogue says.
-pub fn is_environment_failure(code: crate::diag::Code) -> bool {
+pub(crate) fn is_environment_failure(code: crate::diag::Code) -> bool {
     code.is_environment_failure()
 }
 
@@ -110,7 +110,7 @@ pub fn compile(opts: &Options) -> Compiled {
 }
 
 /// Everything the pure core produced.
-pub struct Built {
+pub(crate) struct Built {
     pub artifacts: ArtifactSet,
     pub agents: usize,
     pub secrets: BTreeMap<String, String>,
@@ -203,7 +203,7 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
 }
 
 /// The input root: `--root` (which must exist) or the one discovered from the pod.
-pub fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> {
+pub(crate) fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> {
     let Some(dir) = &opts.root else { return Some(InputRoot::discover(&pod_dir(&opts.pod))) };
     match InputRoot::new(dir) {
         Ok(r) => Some(r),
@@ -220,13 +220,13 @@ pub fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> 
 /// The variables a compile sees: the `.env` file (default `<pod dir>/.env`) overlaid by
 /// the process environment. Diagnostics about the `.env` file are dropped here; the
 /// compile reports them.
-pub fn environment(opts: &Options) -> Env {
+pub(crate) fn environment(opts: &Options) -> Env {
     read_env(opts, &pod_dir(&opts.pod), &mut SourceMap::default(), &mut Diagnostics::default())
 }
 
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
 /// (redact mode only), in the environment `env` (see [`environment`]).
-pub fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
+pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
     crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, opts.secrets, &images_setting(opts))
 }
@@ -316,14 +316,14 @@ pub(crate) fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Dia
 }
 
 /// What the pure core produced: the artifacts before the lock is added.
-pub struct Core {
+pub(crate) struct Core {
     pub artifacts: ArtifactSet,
     pub secrets: BTreeMap<String, String>,
     pub analysis: Analysis,
 }
 
 /// The pure core after describe: register → grant → project → leak scan.
-pub fn build(
+pub(crate) fn build(
     pod: Pod,
     described: BTreeMap<String, Described>,
     env: &Env,

@@ -14,16 +14,16 @@ use std::path::{Component, Path};
 
 /// Largest input file clawc reads (pods, descriptors, skills, Dockerfiles, and a file in
 /// an image).
-pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 /// Largest bookkeeping file clawc reads from `--out` (`clawc.lock`, a journal, an older
 /// clawc's manifest).
-pub const MAX_BOOKKEEPING: u64 = 64 << 20;
+pub(crate) const MAX_BOOKKEEPING: u64 = 64 << 20;
 /// Largest compiled file clawc reads back from `--out` to compare, hash or show.
-pub const MAX_OUTPUT: u64 = 256 << 20;
+pub(crate) const MAX_OUTPUT: u64 = 256 << 20;
 
 /// What kind of entry sits where clawc expected a regular file or a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Directory,
     Symlink,
@@ -33,7 +33,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(meta: &Metadata) -> Kind {
+    pub(crate) fn of(meta: &Metadata) -> Kind {
         let t = meta.file_type();
         if t.is_symlink() {
             Kind::Symlink
@@ -51,7 +51,7 @@ impl Kind {
     }
 
     /// "a symlink", "a directory", … (for messages and the `--check` report).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Kind::File => "a file",
             Kind::Directory => "a directory",
@@ -65,7 +65,7 @@ impl Kind {
 
 /// An entry of the output tree, looked at without following anything.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     Missing,
     /// A regular file (its `lstat`).
     File(Metadata),
@@ -80,7 +80,7 @@ pub enum Found {
 
 /// The contents of an entry, read without following anything.
 #[derive(Debug)]
-pub enum Contents {
+pub(crate) enum Contents {
     Missing,
     Bytes(Vec<u8>),
     /// A regular file larger than the limit: not read.
@@ -94,7 +94,7 @@ pub enum Contents {
 
 /// Whether `p` is a `/`-separated relative path of plain names: no empty, `.` or `..`
 /// component, no leading `/`, no NUL or backslash. Only such paths are joined onto `--out`.
-pub fn is_safe_relative(p: &str) -> bool {
+pub(crate) fn is_safe_relative(p: &str) -> bool {
     !p.is_empty()
         && !p.contains(['\0', '\\'])
         && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
@@ -103,7 +103,7 @@ pub fn is_safe_relative(p: &str) -> bool {
 
 /// What `out` itself is when it exists and is not a real directory (a symlinked output
 /// directory is never read or written through).
-pub fn not_a_directory(out: &Path) -> Option<Kind> {
+pub(crate) fn not_a_directory(out: &Path) -> Option<Kind> {
     fs::symlink_metadata(out).ok().map(|m| Kind::of(&m)).filter(|k| *k != Kind::Directory)
 }
 
@@ -111,15 +111,11 @@ pub fn not_a_directory(out: &Path) -> Option<Kind> {
 /// thousands of files looks at each shared directory once). Only valid while nothing else
 /// changes the tree, i.e. within one plan or one check.
 #[derive(Debug, Default)]
-pub struct Dirs(std::collections::HashSet<String>);
+pub(crate) struct Dirs(std::collections::HashSet<String>);
 
-/// Looks at `out/rel` (`rel` must be [`is_safe_relative`]) one component at a time.
-pub fn inspect(out: &Path, rel: &str) -> io::Result<Found> {
-    inspect_in(out, rel, &mut Dirs::default())
-}
-
-/// [`inspect`], skipping the directories `dirs` already vouches for (and adding those it sees).
-pub fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<Found> {
+/// Looks at `out/rel` (`rel` must be [`is_safe_relative`]) one component at a time,
+/// skipping the directories `dirs` already vouches for (and adding those it sees).
+pub(crate) fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<Found> {
     let parts: Vec<&str> = rel.split('/').collect();
     let mut path = out.to_path_buf();
     for (i, part) in parts.iter().enumerate() {
@@ -146,12 +142,12 @@ pub fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<Found> {
 }
 
 /// Reads `out/rel` if it is a regular file of at most `limit` bytes.
-pub fn read(out: &Path, rel: &str, limit: u64) -> io::Result<Contents> {
+pub(crate) fn read(out: &Path, rel: &str, limit: u64) -> io::Result<Contents> {
     read_in(out, rel, limit, &mut Dirs::default())
 }
 
 /// [`read`] with the directories already seen (see [`Dirs`]).
-pub fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<Contents> {
+pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<Contents> {
     match inspect_in(out, rel, dirs)? {
         Found::Missing => Ok(Contents::Missing),
         Found::Blocked { at, kind } => Ok(Contents::Foreign { at, kind }),
@@ -162,7 +158,7 @@ pub fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result
 
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
 /// the open descriptor is a regular file of at most `limit` bytes.
-pub fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
+pub(crate) fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
     let file = match open(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Contents::Missing),
@@ -188,13 +184,13 @@ pub fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> 
 
 /// `open(path, O_RDONLY | O_NONBLOCK)`, plus `O_NOFOLLOW` unless `follow`: a FIFO cannot
 /// block the open, and a final symlink is not followed unless asked.
-pub fn open(path: &Path, follow: bool) -> io::Result<File> {
+pub(crate) fn open(path: &Path, follow: bool) -> io::Result<File> {
     let flags = if follow { libc::O_NONBLOCK } else { libc::O_NONBLOCK | libc::O_NOFOLLOW };
     fs::OpenOptions::new().read(true).custom_flags(flags).open(path)
 }
 
 /// [`open`], refusing (as an error) anything but a regular file.
-pub fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
     let f = open(path, follow)?;
     match Kind::of(&f.metadata()?) {
         Kind::File => Ok(f),

@@ -11,9 +11,10 @@ use crate::describe;
 use crate::describe::{Described, ServiceDescriptor};
 use crate::diag::Diagnostic;
 use crate::grant::SecretMode;
+use crate::image::TOOLS_IMPLICIT;
 use crate::image::layers;
-use crate::image::layout::Layout;
-use crate::image::{FileRead, TOOLS_IMPLICIT};
+/// What the corpus test reads layers and archives with.
+pub use crate::image::{FileRead, layers::find_files, layout::Layout};
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::parse_pod;
 use crate::source::OriginKind;
@@ -190,7 +191,7 @@ pub fn archive(data: &[u8]) {
         return;
     }
     let Ok(layout) = Layout::open_archive(file.path()) else { return };
-    let paths: Vec<String> = IMAGE_PATHS.iter().map(|p| p.to_string()).collect();
+    let paths: Vec<String> = IMAGE_PATHS.iter().map(std::string::ToString::to_string).collect();
     for reference in layout.references().iter().take(4) {
         std::hint::black_box(layout.inspect(reference));
         if let Ok(files) = layout.read(reference, &paths) {
@@ -202,7 +203,7 @@ pub fn archive(data: &[u8]) {
 /// (e) One image layer (plain tar, gzip or zstd) walked for the image paths.
 pub fn layer(data: &[u8]) {
     let data = fix_tar_checksums(data);
-    let paths: Vec<String> = IMAGE_PATHS.iter().chain(&["/etc/../a/./b", "/"]).map(|p| p.to_string()).collect();
+    let paths: Vec<String> = IMAGE_PATHS.iter().chain(&["/etc/../a/./b", "/"]).map(std::string::ToString::to_string).collect();
     let open = |_| Ok(Box::new(&data[..]) as Box<dyn Read>);
     if let Ok(files) = layers::find_files(1, open, &paths) {
         read_out(&files);

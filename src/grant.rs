@@ -13,14 +13,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// Most tools granted in one pod, counting each replica of a consumer: what the output
 /// lists per agent. `allow: all` over a large descriptor, times many agents, stops here.
 /// The benchmark's largest pod grants 90,000.
-pub const MAX_GRANTED_TOOLS: u64 = 1_000_000;
+pub(crate) const MAX_GRANTED_TOOLS: u64 = 1_000_000;
 /// "Did you mean" suggestions one resolution computes; later unknown names get the plain
 /// help (each suggestion compares against every candidate).
 const MAX_SUGGESTIONS: usize = 50;
 /// Tool names listed in one "declares: …" help.
 const MAX_LISTED: usize = 20;
 
-pub use crate::diag::catalogue::grant as codes;
+pub(crate) use crate::diag::catalogue::grant as codes;
 
 /// How resolved secrets are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -102,7 +102,7 @@ pub struct Plan {
 }
 
 /// Resolves every agent service's grants. Plans are keyed by service name.
-pub fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
+pub(crate) fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
     let mut r = Resolver {
         pod,
         reg,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// What to describe.
 #[derive(Clone, Debug)]
-pub enum Target {
+pub(crate) enum Target {
     /// A descriptor file, a `.claw-tools.json` snapshot, or a build context directory.
     Path(PathBuf),
     /// An image, read through `Options::images`.
@@ -27,7 +27,7 @@ pub enum Target {
 }
 
 /// The described service (when nothing was in error) and every diagnostic.
-pub struct Inspected {
+pub(crate) struct Inspected {
     pub described: Option<Described>,
     pub diagnostics: Diagnostics,
     pub sources: SourceMap,
@@ -35,14 +35,14 @@ pub struct Inspected {
 
 impl Inspected {
     /// 0, 2 (invalid input) or 3 (environment failure), as `compile` exits.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         crate::compile::exit_code(&self.diagnostics)
     }
 }
 
 /// Describes `target`. `name` overrides the service name of a path or image target
 /// (default: the file's, directory's or image repository's last name).
-pub fn inspect(target: &Target, name: Option<&str>, opts: &Options) -> Inspected {
+pub(crate) fn inspect(target: &Target, name: Option<&str>, opts: &Options) -> Inspected {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let described = match target {

@@ -19,28 +19,30 @@
 // location and help inline, so boxing them would only add noise.
 #![allow(clippy::result_large_err)]
 
-pub mod access;
-pub mod artifact;
-pub mod compile;
-pub mod describe;
+pub(crate) mod access;
+pub(crate) mod artifact;
+pub(crate) mod compile;
+pub(crate) mod describe;
 pub mod diag;
-pub mod digest;
-pub mod disk;
+pub(crate) mod digest;
+pub(crate) mod disk;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod grant;
-pub mod image;
-pub mod inspect;
-pub mod lock;
-pub mod origin;
+pub(crate) mod grant;
+pub(crate) mod image;
+pub(crate) mod inspect;
+pub(crate) mod lock;
+pub(crate) mod origin;
 pub mod output;
-pub mod pod;
-pub mod project;
-pub mod registry;
-pub mod runner;
-pub mod secrets;
-pub mod source;
-pub mod sourcemap;
-pub mod yaml;
+pub(crate) mod pod;
+pub(crate) mod project;
+pub(crate) mod registry;
+pub(crate) mod runner;
+pub(crate) mod secrets;
+pub(crate) mod source;
+pub(crate) mod sourcemap;
+pub(crate) mod yaml;
+
+pub mod cli;
 
 pub use compile::{Compiled, Options, compile};

@@ -15,11 +15,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-pub const LOCK: &str = "clawc.lock";
+pub(crate) const LOCK: &str = "clawc.lock";
 const VERSION: u32 = 1;
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct Lock {
+pub(crate) struct Lock {
     pub version: u32,
     pub clawc: String,
     pub secrets: String,
@@ -32,7 +32,7 @@ pub struct Lock {
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct LockInput {
+pub(crate) struct LockInput {
     pub path: String,
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,7 +44,7 @@ pub struct LockInput {
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct LockEnv {
+pub(crate) struct LockEnv {
     /// Variables whose values shape the output (x-claw placeholders).
     pub keys: Vec<String>,
     /// SHA-256 over `name=value` of `keys`.
@@ -54,7 +54,7 @@ pub struct LockEnv {
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct LockOutput {
+pub(crate) struct LockOutput {
     pub path: String,
     pub sha256: String,
 }
@@ -68,14 +68,14 @@ fn mode_name(mode: SecretMode) -> &'static str {
 
 /// What the lock describes of a compile: its outputs (without the lock), the secrets
 /// they may hold, and the services' descriptors.
-pub struct Built<'a> {
+pub(crate) struct Built<'a> {
     pub artifacts: &'a crate::artifact::ArtifactSet,
     pub secrets: &'a BTreeMap<String, String>,
     pub services: &'a BTreeMap<String, ServiceDescriptor>,
 }
 
 /// Builds the lock for `built.artifacts` (which do not hold the lock).
-pub fn build(
+pub(crate) fn build(
     inputs: &BTreeMap<String, InputEntry>,
     sources: &SourceMap,
     env: &Env,
@@ -107,7 +107,7 @@ pub fn build(
         images: images.to_string(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, &built.secrets) }).collect(),
+        outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, built.secrets) }).collect(),
     };
     crate::artifact::json::to_go_json(&lock)
 }
@@ -119,7 +119,7 @@ fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>
 }
 
 /// What replaying a lock found.
-pub enum Replay {
+pub(crate) enum Replay {
     /// Inputs, environment and outputs all match: the tree is in sync.
     InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String> },
     /// Something differs (or there is no usable lock): compile to find out what.
@@ -127,7 +127,7 @@ pub enum Replay {
 }
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
-pub fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, mode: SecretMode, images: &str) -> Replay {
+pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, mode: SecretMode, images: &str) -> Replay {
     // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
     // write's staging (a compile finishes it): only a compile can say what differs.
     let leftover =

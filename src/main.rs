@@ -1,7 +1,5 @@
 //! The `clawc` binary: parse the command line, run, exit with the command's code.
 
-mod cli;
-
 fn main() {
     // Die quietly on a closed pipe (`clawc … | head`) like other Unix tools, instead of
     // panicking in `println!`.
@@ -11,5 +9,5 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    std::process::exit(cli::run());
+    std::process::exit(clawc::cli::run());
 }

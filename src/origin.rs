@@ -16,7 +16,7 @@ pub enum OriginKind {
 
 impl OriginKind {
     /// The kebab-case name used in the report and the lock.
-    pub fn as_str(&self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             OriginKind::CommandLine => "command-line",
             OriginKind::DescribeFile => "describe-file",

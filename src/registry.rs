@@ -7,7 +7,7 @@ use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, Loc, SourceMap};
 use std::collections::BTreeMap;
 
-pub use crate::diag::catalogue::registry as codes;
+pub(crate) use crate::diag::catalogue::registry as codes;
 
 /// A feed any agent may subscribe to by name.
 #[derive(Clone, Debug)]

@@ -17,13 +17,13 @@ use crate::grant::{Plan, Token};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use crate::diag::catalogue::secrets as codes;
+pub(crate) use crate::diag::catalogue::secrets as codes;
 
 /// Values shorter than this would match ordinary text, so they are not scanned for.
-pub const MIN_SCANNED_LEN: usize = 8;
+pub(crate) const MIN_SCANNED_LEN: usize = 8;
 
 /// Resolved secret values → the variable that holds each.
-pub fn collect(plans: &BTreeMap<String, Plan>) -> BTreeMap<String, String> {
+pub(crate) fn collect(plans: &BTreeMap<String, Plan>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let tokens = plans.values().flat_map(|p| {
         p.tools
@@ -43,7 +43,7 @@ pub fn collect(plans: &BTreeMap<String, Plan>) -> BTreeMap<String, String> {
 /// Every form `value` takes in a file clawc writes: raw (Markdown, YAML plain and TOML
 /// literal strings), a JSON string body (serde and Go's HTML-escaping encoder, lower- and
 /// upper-case `\u` escapes), a YAML single-quoted body and a TOML basic string body.
-pub fn encodings(value: &str) -> BTreeSet<String> {
+pub(crate) fn encodings(value: &str) -> BTreeSet<String> {
     let mut forms = BTreeSet::new();
     if value.is_empty() {
         return forms;
@@ -120,12 +120,12 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
 }
 
 /// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token).
-pub fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
+pub(crate) fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
     scan_files(redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice())), secrets)
 }
 
 /// Scans files about to be written that must hold no token at all.
-pub fn scan_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
+pub(crate) fn scan_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
     find(files, secrets, |var, path| {
         Diagnostic::error(codes::LEAK, format!("the secret value of {var} would be written to `{path}`")).help(format!(
             "a token may only appear in the auth of tools.json, feeds.json or memory.json; find where the value of {var} is copied into descriptor or pod text and remove it"
@@ -134,7 +134,10 @@ pub fn scan_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secr
 }
 
 /// Scans a compiled tree as it is on disk (committed files) for literal token values.
-pub fn scan_committed<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
+pub(crate) fn scan_committed<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    secrets: &BTreeMap<String, String>,
+) -> Vec<Diagnostic> {
     find(files, secrets, |var, path| {
         Diagnostic::error(codes::COMMITTED, format!("`{path}` holds the literal value of {var}"))
             .help("recompile with `--secrets redact` (the default) and commit that tree; if it was pushed, rotate the token")
@@ -168,7 +171,7 @@ fn find<'a>(
 
 /// `bytes` with every encoding of every secret value, whatever its length, replaced by
 /// `${VAR}` (for display, and for hashing files that hold inline tokens).
-pub fn mask(bytes: &[u8], secrets: &BTreeMap<String, String>) -> Vec<u8> {
+pub(crate) fn mask(bytes: &[u8], secrets: &BTreeMap<String, String>) -> Vec<u8> {
     let pats = patterns(secrets, 1);
     let Some(ac) = automaton(&pats) else { return bytes.to_vec() };
     let mut out = Vec::with_capacity(bytes.len());

@@ -13,24 +13,24 @@ use saphyr_parser::{Event, Parser, ScalarStyle};
 use std::collections::HashMap;
 
 /// Deepest nesting accepted. Compose files are shallow; this only stops hostile input.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 /// Most nodes one document may produce, counting every alias expansion.
-pub const MAX_NODES: usize = 1_000_000;
+pub(crate) const MAX_NODES: usize = 1_000_000;
 /// Most scalar bytes one document may produce, counting every alias expansion and every
 /// anchored copy: four times the 8 MiB input limit. A node budget alone lets a few large
 /// scalars, aliased thousands of times, exhaust memory.
-pub const MAX_BYTES: usize = 4 * crate::disk::MAX_INPUT_BYTES as usize;
+pub(crate) const MAX_BYTES: usize = 4 * crate::disk::MAX_INPUT_BYTES as usize;
 
-pub use crate::diag::catalogue::yaml as codes;
+pub(crate) use crate::diag::catalogue::yaml as codes;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     pub kind: Kind,
     pub loc: Loc,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Source text, and whether it was plain (unquoted) and untagged as a string.
     Scalar {
         text: String,
@@ -41,19 +41,19 @@ pub enum Kind {
 }
 
 impl Node {
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(&self.kind, Kind::Scalar { text, plain: true } if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
     }
 
     /// The scalar's text, for any non-null scalar (YAML `80` reads as `"80"`, as Compose does).
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match &self.kind {
             Kind::Scalar { text, .. } if !self.is_null() => Some(text),
             _ => None,
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match &self.kind {
             Kind::Scalar { text, plain: true } => match text.as_str() {
                 "true" | "True" | "TRUE" => Some(true),
@@ -64,21 +64,21 @@ impl Node {
         }
     }
 
-    pub fn as_i64(&self) -> Option<i64> {
+    pub(crate) fn as_i64(&self) -> Option<i64> {
         match &self.kind {
             Kind::Scalar { text, plain: true } => parse_int(text),
             _ => None,
         }
     }
 
-    pub fn as_seq(&self) -> Option<&[Node]> {
+    pub(crate) fn as_seq(&self) -> Option<&[Node]> {
         match &self.kind {
             Kind::Seq(items) => Some(items),
             _ => None,
         }
     }
 
-    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+    pub(crate) fn as_map(&self) -> Option<&[(Node, Node)]> {
         match &self.kind {
             Kind::Map(entries) => Some(entries),
             _ => None,
@@ -86,17 +86,17 @@ impl Node {
     }
 
     /// The value under a string key of a mapping.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v)
     }
 
     /// The key node of a mapping entry (for pointing at a key rather than its value).
-    pub fn key_node(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn key_node(&self, key: &str) -> Option<&Node> {
         self.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(k, _)| k)
     }
 
     /// What kind of node this is, in the words error messages use.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match &self.kind {
             Kind::Seq(_) => "a list",
             Kind::Map(_) => "a mapping",
@@ -133,7 +133,7 @@ fn parse_int(text: &str) -> Option<i64> {
 }
 
 /// Parses one YAML document. An empty document gives a null scalar.
-pub fn parse(file: FileId, src: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
+pub(crate) fn parse(file: FileId, src: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
     Builder::new(file, src).run()
 }
 

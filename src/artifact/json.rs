@@ -8,7 +8,7 @@ use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
 use std::io::{self, Write};
 
 /// Serializes `value` as Go would, with a trailing newline.
-pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(PrettyFormatter::with_indent(b"  ")));
     value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");

@@ -1,7 +1,7 @@
 //! The compiled tree in memory ([`ArtifactSet`]) and its byte-exact JSON encoding: what
 //! projection produces and the output layer writes. A leaf every layer may use.
 
-pub mod json;
+pub(crate) mod json;
 
 use std::collections::BTreeMap;
 

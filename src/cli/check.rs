@@ -1,11 +1,11 @@
 //! Rendering of `compile --check`: per-file changes, diffs, the command that fixes them.
 
 use super::Format;
-use clawc::output::check::{ChangeKind, FileDrift};
+use crate::output::check::{ChangeKind, FileDrift};
 use std::io::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiffMode {
+pub(super) enum DiffMode {
     /// Only the list of changed files
     None,
     /// The list with added/removed line counts
@@ -24,7 +24,14 @@ fn word(k: ChangeKind) -> &'static str {
 
 /// Prints the drift report. Colour only when stdout is a terminal (and NO_COLOR unset).
 /// `answered_by` is `lock` (hashes only) or `compile`.
-pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, diagnostics: Vec<serde_json::Value>, answered_by: &str) {
+pub(super) fn print(
+    drift: &[FileDrift],
+    mode: DiffMode,
+    fix: &str,
+    format: Format,
+    diagnostics: Vec<serde_json::Value>,
+    answered_by: &str,
+) {
     let failed = diagnostics.iter().any(|d| d["severity"] == "error");
     if format == Format::Json {
         let files: Vec<serde_json::Value> = drift
@@ -48,7 +55,7 @@ pub fn print(drift: &[FileDrift], mode: DiffMode, fix: &str, format: Format, dia
         } else {
             "drift"
         };
-        let code = if failed || !drift.is_empty() { 1 } else { 0 };
+        let code = i32::from(failed || !drift.is_empty());
         let mut doc = serde_json::json!({ "status": status, "exit_code": code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
         if !drift.is_empty() {
             doc["fix"] = fix.into();

@@ -3,12 +3,12 @@
 use super::Format;
 use super::check::DiffMode;
 use super::inputs::PodArgs;
+use crate::diag::{Diagnostic, Severity};
+use crate::grant::SecretMode;
+use crate::output::write::write_tree;
+use crate::sourcemap::SourceMap;
+use crate::{Options, compile};
 use clap::{Args, ValueEnum};
-use clawc::diag::{Diagnostic, Severity};
-use clawc::grant::SecretMode;
-use clawc::output::write::write_tree;
-use clawc::sourcemap::SourceMap;
-use clawc::{Options, compile};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -44,9 +44,9 @@ enum Secrets {
     Inline,
 }
 
-pub fn run(args: CompileArgs) -> i32 {
+pub(super) fn run(args: CompileArgs) -> i32 {
     if !args.check {
-        clawc::output::write::watch_signals();
+        crate::output::write::watch_signals();
     }
     let secrets = match args.secrets {
         Secrets::Redact => SecretMode::Redact,
@@ -100,7 +100,7 @@ pub fn run(args: CompileArgs) -> i32 {
     }
 }
 
-pub fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
+pub(super) fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
     for d in diags {
         match format {
             Format::Human => eprintln!("{:?}", d.to_report(sources)),
@@ -113,8 +113,8 @@ fn summary(
     format: Format,
     status: &str,
     code: i32,
-    written: Option<(&str, &clawc::output::write::WriteSummary, &PathBuf)>,
-    c: &clawc::Compiled,
+    written: Option<(&str, &crate::output::write::WriteSummary, &PathBuf)>,
+    c: &crate::Compiled,
 ) {
     let errors = c.diagnostics.0.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = c.diagnostics.0.len() - errors;
@@ -141,7 +141,7 @@ fn summary(
     }
 }
 
-fn json_diags(c: &clawc::Compiled) -> Vec<serde_json::Value> {
+fn json_diags(c: &crate::Compiled) -> Vec<serde_json::Value> {
     json_values(&c.diagnostics.0, &c.sources)
 }
 
@@ -164,8 +164,8 @@ fn fix_command(args: &CompileArgs) -> String {
     for (svc, path) in &args.input.descriptor {
         cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
     }
-    if args.input.images != [clawc::image::ImageSource::Auto] {
-        let list: Vec<String> = args.input.images.iter().map(|s| s.to_string()).collect();
+    if args.input.images != [crate::image::ImageSource::Auto] {
+        let list: Vec<String> = args.input.images.iter().map(std::string::ToString::to_string).collect();
         cmd.extend(["--images".to_string(), shell_word(&list.join(","))]);
     }
     if args.secrets == Secrets::Inline {
@@ -185,30 +185,30 @@ fn shell_word(s: &str) -> String {
 /// The fast path: when the lock proves inputs and outputs unchanged, only the committed
 /// tree's secret scan remains. `None` means "compile and compare".
 fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) -> Option<i32> {
-    let env = clawc::compile::environment(opts);
-    let clawc::lock::Replay::InSync { outputs, secret_keys } = clawc::compile::replay_lock(opts, &env, out) else { return None };
+    let env = crate::compile::environment(opts);
+    let crate::lock::Replay::InSync { outputs, secret_keys } = crate::compile::replay_lock(opts, &env, out) else { return None };
     let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
-    let leaks = clawc::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
+    let leaks = crate::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();
-    let failed = leaks.iter().any(|d| d.is_error());
+    let failed = leaks.iter().any(super::super::diag::Diagnostic::is_error);
     if args.format == Format::Human {
         report(&leaks, &sources, args.format);
     }
     let diags = json_values(&leaks, &sources);
     super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock");
-    Some(if failed { 1 } else { 0 })
+    Some(i32::from(failed))
 }
 
-fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::artifact::ArtifactSet, compiled: &clawc::Compiled) -> i32 {
-    match clawc::output::check::drift(out, artifacts, &compiled.secrets) {
+fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact::ArtifactSet, compiled: &crate::Compiled) -> i32 {
+    match crate::output::check::drift(out, artifacts, &compiled.secrets) {
         Ok(mut drift) => {
             // Never show a token: a committed literal appears as its variable in the diff.
             for f in &mut drift {
-                f.old = clawc::secrets::mask(&f.old, &compiled.secrets);
-                f.new = clawc::secrets::mask(&f.new, &compiled.secrets);
+                f.old = crate::secrets::mask(&f.old, &compiled.secrets);
+                f.new = crate::secrets::mask(&f.new, &compiled.secrets);
             }
-            let on_disk = clawc::output::check::committed(out, artifacts.0.keys().cloned());
-            let leaks = clawc::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
+            let on_disk = crate::output::check::committed(out, artifacts.0.keys().cloned());
+            let leaks = crate::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
             let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
             if args.format == Format::Human {
                 report(&leaks, &compiled.sources, args.format);
@@ -216,7 +216,7 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &clawc::artifact:
             let mut diags = json_diags(compiled);
             diags.extend(json_values(&leaks, &compiled.sources));
             super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile");
-            if drift.is_empty() && leaks.is_empty() { 0 } else { 1 }
+            i32::from(!(drift.is_empty() && leaks.is_empty()))
         }
         Err(d) => {
             report(std::slice::from_ref(&d), &compiled.sources, Format::Human);

@@ -1,10 +1,10 @@
 //! `clawc describe PATH | --image REF | POD SERVICE`: what clawc reads from one service.
 
 use super::inputs::PodArgs;
+use crate::describe::{Described, ServiceDescriptor, ToolName, Transport};
+use crate::grant::SecretMode;
+use crate::inspect::{Target, inspect};
 use clap::{Args, ValueEnum};
-use clawc::describe::{Described, ServiceDescriptor, ToolName, Transport};
-use clawc::grant::SecretMode;
-use clawc::inspect::{Target, inspect};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -46,7 +46,7 @@ enum DescribeFormat {
     Json,
 }
 
-pub fn run(args: DescribeArgs) -> i32 {
+pub(super) fn run(args: DescribeArgs) -> i32 {
     let (target, pod) = match (&args.image, &args.target, &args.service) {
         (Some(r), _, _) => (Target::Image(r.clone()), PathBuf::from("claw-pod.yml")),
         (None, Some(pod), Some(s)) => (Target::Service(s.clone()), pod.clone()),
@@ -82,7 +82,7 @@ fn opt<T: serde::Serialize>(v: Option<T>) -> Value {
 }
 
 /// The JSON document (schemas/describe.schema.json).
-fn to_json(d: &Described, sources: &clawc::sourcemap::SourceMap) -> Value {
+fn to_json(d: &Described, sources: &crate::sourcemap::SourceMap) -> Value {
     let runner = d.runner.as_ref().map(|r| json!({"name": r.runner.as_str(), "known": r.runner.known().is_some(), "from": r.from}));
     json!({
         "version": 1,
@@ -92,7 +92,7 @@ fn to_json(d: &Described, sources: &clawc::sourcemap::SourceMap) -> Value {
     })
 }
 
-fn descriptor_json(service: &str, s: &ServiceDescriptor, sources: &clawc::sourcemap::SourceMap) -> Value {
+fn descriptor_json(service: &str, s: &ServiceDescriptor, sources: &crate::sourcemap::SourceMap) -> Value {
     let desc = &s.descriptor;
     let tools: Vec<Value> = desc
         .tools
@@ -139,17 +139,17 @@ fn descriptor_json(service: &str, s: &ServiceDescriptor, sources: &clawc::source
     })
 }
 
-fn auth_kind(a: &clawc::describe::Auth) -> &'static str {
+fn auth_kind(a: &crate::describe::Auth) -> &'static str {
     match a.kind {
-        clawc::describe::AuthType::Bearer => "bearer",
-        clawc::describe::AuthType::Header => "header",
-        clawc::describe::AuthType::None => "none",
+        crate::describe::AuthType::Bearer => "bearer",
+        crate::describe::AuthType::Header => "header",
+        crate::describe::AuthType::None => "none",
     }
 }
 
 /// The text form: the service, then one section per kind of fact, each saying where it
 /// came from.
-fn to_text(d: &Described, sources: &clawc::sourcemap::SourceMap) -> String {
+fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(o, "service {}", d.name);

@@ -2,8 +2,8 @@
 
 use super::Format;
 use super::inputs::PodArgs;
+use crate::access;
 use clap::Args;
-use clawc::access;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -22,13 +22,13 @@ pub struct ExplainArgs {
     format: Format,
 }
 
-pub fn run(args: ExplainArgs) -> i32 {
+pub(super) fn run(args: ExplainArgs) -> i32 {
     let compiled = match args.input.analyze(&args.pod, args.format) {
         Ok(c) => c,
         Err(code) => return code,
     };
     let a = compiled.analysis.as_ref().expect("analyze returns an analysis");
-    let fail = |d: clawc::diag::Diagnostic| {
+    let fail = |d: crate::diag::Diagnostic| {
         super::compile::report(std::slice::from_ref(&d), &compiled.sources, args.format);
         2
     };
@@ -45,7 +45,7 @@ pub fn run(args: ExplainArgs) -> i32 {
     };
     let Some(index) = index else {
         return fail(
-            clawc::diag::Diagnostic::error(access::codes::UNKNOWN_TARGET, format!("\"{tool}\" is a service; explain takes one tool")).help(
+            crate::diag::Diagnostic::error(access::codes::UNKNOWN_TARGET, format!("\"{tool}\" is a service; explain takes one tool")).help(
                 format!(
                     "name a tool, e.g. `{svc}.{}`, or leave it out to list every granted tool",
                     a.registry.services[svc].descriptor.tools[0].name
@@ -73,7 +73,7 @@ pub fn run(args: ExplainArgs) -> i32 {
     0
 }
 
-fn list(a: &clawc::compile::Analysis, sources: &clawc::sourcemap::SourceMap, agent: &str, service: &str, format: Format) -> i32 {
+fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, agent: &str, service: &str, format: Format) -> i32 {
     let tools = a.plans.get(service).map_or(&[][..], |p| &p.tools);
     let rows: Vec<serde_json::Value> = tools
         .iter()

@@ -1,17 +1,17 @@
 //! The arguments every command that reads a pod shares, and the compile they lead to.
 
+use crate::grant::SecretMode;
+use crate::image::ImageSource;
+use crate::image::cache::Cache;
+use crate::{Compiled, Options};
 use clap::Args;
-use clawc::grant::SecretMode;
-use clawc::image::ImageSource;
-use clawc::image::cache::Cache;
-use clawc::{Compiled, Options};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Options about where a pod's inputs come from (the pod path itself is each command's
 /// own positional argument).
 #[derive(Args, Debug, Clone)]
-pub struct PodArgs {
+pub(super) struct PodArgs {
     /// Variables for ${VAR} placeholders and auth tokens [default: <pod dir>/.env; a missing default file is fine]
     #[arg(long, value_name = "FILE")]
     pub env_file: Option<PathBuf>,
@@ -41,7 +41,7 @@ fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
 
 impl PodArgs {
     /// Compile options, or the exit code of a command-line error (already printed).
-    pub fn options(&self, pod: &std::path::Path, secrets: SecretMode) -> Result<Options, i32> {
+    pub(super) fn options(&self, pod: &std::path::Path, secrets: SecretMode) -> Result<Options, i32> {
         let mut descriptors = BTreeMap::new();
         for (svc, path) in &self.descriptor {
             if descriptors.insert(svc.clone(), path.clone()).is_some() {
@@ -68,8 +68,8 @@ impl PodArgs {
     }
 
     /// Compiles in memory (redacted) for the questions commands ask; prints diagnostics.
-    pub fn analyze(&self, pod: &std::path::Path, format: super::Format) -> Result<Compiled, i32> {
-        let compiled = clawc::compile(&self.options(pod, SecretMode::Redact)?);
+    pub(super) fn analyze(&self, pod: &std::path::Path, format: super::Format) -> Result<Compiled, i32> {
+        let compiled = crate::compile(&self.options(pod, SecretMode::Redact)?);
         if compiled.analysis.is_none() || format == super::Format::Human {
             super::compile::report(&compiled.diagnostics.0, &compiled.sources, format);
         }

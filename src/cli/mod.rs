@@ -31,7 +31,7 @@ pub enum Command {
     Report(report::ReportArgs),
     /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
     ExplainCode {
-        /// A code, e.g. clawc::pod::not_a_pod
+        /// A code, e.g. crate::pod::not_a_pod
         code: String,
     },
 }
@@ -65,9 +65,9 @@ pub fn run() -> i32 {
 }
 
 fn explain_code(code: &str) -> i32 {
-    use clawc::diag::catalogue::{ALL, Code, Raised};
+    use crate::diag::catalogue::{ALL, Code, Raised};
     let Some(c) = Code::find(code) else {
-        let help = clawc::diag::suggest(code, ALL.iter().map(|c| c.as_str()), "every code is listed in docs/diagnostics.md");
+        let help = crate::diag::suggest(code, ALL.iter().map(|c| c.as_str()), "every code is listed in docs/diagnostics.md");
         eprintln!("unknown diagnostic code `{code}`: {help}");
         return 2;
     };

@@ -2,8 +2,8 @@
 
 use super::Format;
 use super::inputs::PodArgs;
+use crate::access::{self, Matrix};
 use clap::Args;
-use clawc::access::{self, Matrix};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -23,7 +23,7 @@ pub struct ReportArgs {
     format: Format,
 }
 
-pub fn run(args: ReportArgs) -> i32 {
+pub(super) fn run(args: ReportArgs) -> i32 {
     if !args.matrix {
         eprintln!("error: nothing to report; pass --matrix (the full report is report.json, written by `clawc compile`)");
         return 2;
@@ -50,7 +50,7 @@ fn mark(effect: &str) -> &'static str {
 }
 
 /// A Markdown table: one row per tool, one column per agent.
-pub fn markdown(m: &Matrix) -> String {
+pub(super) fn markdown(m: &Matrix) -> String {
     let mut out = format!("| tool | effect | {} |\n|---|---|{}\n", m.agents.join(" | "), "---|".repeat(m.agents.len()));
     for r in &m.rows {
         let cells: Vec<&str> = r.granted.iter().map(|g| if *g { "✅" } else { "" }).collect();
@@ -61,7 +61,7 @@ pub fn markdown(m: &Matrix) -> String {
 }
 
 /// A plain-text table, agents as numbered columns (legend below).
-pub fn text(m: &Matrix) -> String {
+pub(super) fn text(m: &Matrix) -> String {
     let tw = m.rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
     let cols: Vec<String> = (1..=m.agents.len()).map(|i| i.to_string()).collect();
     let cw = cols.iter().map(String::len).max().unwrap_or(1);

@@ -2,8 +2,8 @@
 
 use super::Format;
 use super::inputs::PodArgs;
+use crate::access;
 use clap::Args;
-use clawc::access;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -20,7 +20,7 @@ pub struct WhoCanArgs {
     format: Format,
 }
 
-pub fn run(args: WhoCanArgs) -> i32 {
+pub(super) fn run(args: WhoCanArgs) -> i32 {
     let compiled = match args.input.analyze(&args.pod, args.format) {
         Ok(c) => c,
         Err(code) => return code,

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 /// Decodes and validates one descriptor. Returns it only when it has no error.
-pub fn decode(file: FileId, src: &SourceFile) -> (Option<Descriptor>, Vec<Diagnostic>) {
+pub(crate) fn decode(file: FileId, src: &SourceFile) -> (Option<Descriptor>, Vec<Diagnostic>) {
     let mut d = Dec { file, src, locator: Locator::new(src), diags: Vec::new(), pattern_budget: schema::PATTERN_BUDGET };
     let desc = d.descriptor();
     let ok = !d.diags.iter().any(Diagnostic::is_error);

@@ -1,3 +1,3 @@
 //! Stable codes of the describe pass: rows of the catalogue (`crate::diag::catalogue`).
 
-pub use crate::diag::catalogue::describe::*;
+pub(crate) use crate::diag::catalogue::describe::*;

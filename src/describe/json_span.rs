@@ -14,13 +14,13 @@ use std::collections::HashMap;
 
 /// One step of a path into a JSON document.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// Byte range of the value at `path`, or of the deepest ancestor that could be found.
-pub fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
+pub(crate) fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
     let b = text.as_bytes();
     let mut pos = skip_ws(b, 0);
     for seg in path {
@@ -131,7 +131,7 @@ fn find_index(b: &[u8], arr: usize, index: usize) -> Option<usize> {
 
 /// [`locate`] and [`SourceFile::span`] for many paths into one text, in time linear in
 /// the text plus what each path walks.
-pub struct Locator<'t> {
+pub(crate) struct Locator<'t> {
     src: &'t SourceFile,
     /// Object start → its keys' value starts (the last of duplicate keys wins).
     objects: HashMap<usize, HashMap<String, usize>>,
@@ -146,18 +146,18 @@ pub struct Locator<'t> {
 const BLOCK: usize = 4096;
 
 impl<'t> Locator<'t> {
-    pub fn new(src: &'t SourceFile) -> Self {
+    pub(crate) fn new(src: &'t SourceFile) -> Self {
         Locator { src, objects: HashMap::new(), arrays: HashMap::new(), newlines: None, chars: None }
     }
 
     /// What [`locate`] gives, as a [`Span`] with its line and column.
-    pub fn span_of(&mut self, path: &[Seg]) -> Span {
+    pub(crate) fn span_of(&mut self, path: &[Seg]) -> Span {
         let (s, e) = self.locate(path);
         self.span(s, e)
     }
 
     /// What [`locate`] gives, scanning each container on the way at most once per text.
-    pub fn locate(&mut self, path: &[Seg]) -> (usize, usize) {
+    pub(crate) fn locate(&mut self, path: &[Seg]) -> (usize, usize) {
         let text: &str = &self.src.text;
         let b = text.as_bytes();
         let mut pos = skip_ws(b, 0);
@@ -176,7 +176,7 @@ impl<'t> Locator<'t> {
     }
 
     /// The same [`Span`] as [`SourceFile::span`], by binary search instead of a rescan.
-    pub fn span(&mut self, start: usize, end: usize) -> Span {
+    pub(crate) fn span(&mut self, start: usize, end: usize) -> Span {
         let text: &str = &self.src.text;
         let start = start.min(text.len());
         let end = end.clamp(start, text.len());

@@ -10,7 +10,7 @@ use crate::diag::Diagnostic;
 use crate::image::diags;
 use crate::sourcemap::{FileId, Loc, SourceMap};
 
-pub fn with_snapshot(
+pub(crate) fn with_snapshot(
     mut desc: Descriptor,
     snap: Descriptor,
     file: FileId,

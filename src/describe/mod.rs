@@ -2,17 +2,17 @@
 //! exact checks Clawdapus applies, plus a JSON Schema check of every `inputSchema`.
 
 mod decode;
-pub mod diags;
-pub mod json_span;
-pub mod merge;
+pub(crate) mod diags;
+pub(crate) mod json_span;
+pub(crate) mod merge;
 mod schema;
-pub mod service;
-pub mod snapshot;
-pub mod tool_name;
+pub(crate) mod service;
+pub(crate) mod snapshot;
+pub(crate) mod tool_name;
 
-pub use decode::decode;
-pub use service::{Described, RunnerFact, ServiceDescriptor, Skill};
-pub use tool_name::ToolName;
+pub(crate) use decode::decode;
+pub(crate) use service::{Described, RunnerFact, ServiceDescriptor};
+pub(crate) use tool_name::ToolName;
 
 use serde_json::Value;
 

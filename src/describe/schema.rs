@@ -14,14 +14,14 @@ const KNOWN_DRAFTS: &[&str] = &[
 ];
 
 /// A problem inside the schema: where (relative to the schema) and what.
-pub struct SchemaProblem {
+pub(super) struct SchemaProblem {
     pub path: Vec<Seg>,
     pub message: String,
 }
 
 /// `budget`: bytes of pattern matches this descriptor may still compile (see
 /// [`PATTERN_BUDGET`]); each accepted pattern spends what it can match.
-pub fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
+pub(super) fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
     if let Some(s) = schema.get("$schema") {
         let known = s.as_str().is_some_and(|uri| {
             let uri = uri.trim_end_matches('#');
@@ -53,7 +53,7 @@ pub fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
 const MAX_PATTERN_MATCH: usize = 16 * 1024;
 /// What all patterns of one descriptor may match together, so that many tools cannot add
 /// up what one pattern may not.
-pub const PATTERN_BUDGET: usize = 256 * 1024;
+pub(super) const PATTERN_BUDGET: usize = 256 * 1024;
 /// Largest `{n}` / `{n,m}` bound in a pattern the Rust regex parser cannot read (one with
 /// ECMA-262 lookaround or backreferences).
 const MAX_REPEAT: u64 = 1000;

@@ -59,14 +59,20 @@ pub struct Skill {
 }
 
 /// What the sources read for one service.
-pub struct Input {
+pub(crate) struct Input {
     /// The first source that had a descriptor or snapshot (or its error).
     pub loaded: Result<Option<Loaded>, Vec<Diagnostic>>,
     pub runner: Option<RunnerDecl>,
 }
 
 /// Describes one service. Problems go to `diags`; a descriptor with an error is left out.
-pub fn describe(service: &Declared, input: Input, skills: &source::Skills, sources: &mut SourceMap, diags: &mut Diagnostics) -> Described {
+pub(crate) fn describe(
+    service: &Declared,
+    input: Input,
+    skills: &source::Skills,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Described {
     let runner = input.runner.map(|d| RunnerFact { runner: runner::Declared::parse(&d.value), from: d.from });
     let descriptor = match input.loaded {
         Ok(Some(loaded)) => descriptor(service, loaded, skills, sources, diags),
@@ -137,7 +143,7 @@ fn converted(service: &Declared, s: &Snapshot, sources: &mut SourceMap, diags: &
 
 /// A snapshot's text → the JSON text of the descriptor it stands for, and a warning when
 /// it holds one page of several.
-pub fn convert_snapshot(service: &str, s: &Snapshot) -> Result<(String, Vec<Diagnostic>), Diagnostic> {
+pub(crate) fn convert_snapshot(service: &str, s: &Snapshot) -> Result<(String, Vec<Diagnostic>), Diagnostic> {
     let Text { name, text } = &s.file;
     let help = "bake the JSON result of MCP tools/list, e.g. {\"tools\": [...]}";
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
@@ -180,7 +186,7 @@ fn skill(
 }
 
 /// The last component of a path (`skills/api.md` → `api.md`).
-pub fn basename(p: &str) -> &str {
+pub(crate) fn basename(p: &str) -> &str {
     p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
 }
 

@@ -9,12 +9,12 @@ use serde_json::{Map, Value, json};
 
 /// What was wrong with a snapshot's shape (its JSON already parsed).
 #[derive(Debug, PartialEq, Eq)]
-pub struct SnapshotError(pub String);
+pub(crate) struct SnapshotError(pub String);
 
 /// Converts a snapshot: `{"tools": [...]}` (an MCP `tools/list` result, `nextCursor`
 /// allowed) or a bare array of tools. Returns the descriptor and whether the snapshot
 /// was one page of several (`nextCursor` set).
-pub fn to_descriptor(service: &str, snapshot: &Value, mcp_path: &str) -> Result<(Value, bool), SnapshotError> {
+pub(crate) fn to_descriptor(service: &str, snapshot: &Value, mcp_path: &str) -> Result<(Value, bool), SnapshotError> {
     let (tools, partial) = match snapshot {
         Value::Array(a) => (a, false),
         Value::Object(o) => match o.get("tools") {

@@ -36,7 +36,7 @@ fn safe(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-pub fn presented_name(canonical: &str) -> String {
+pub(crate) fn presented_name(canonical: &str) -> String {
     let name = canonical.trim();
     if name.is_empty() {
         return "managed_tool".to_string();

@@ -183,11 +183,11 @@ macro_rules! catalogue {
     ($( $(#[$meta:meta])* mod $module:ident { $(
         $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident) $explanation:literal $example:literal;
     )* } )*) => {
-        $( $(#[$meta])* pub mod $module {
+        $( $(#[$meta])* pub(crate) mod $module {
             use super::{Code, Exit, Info, Pass, Raised};
             $(
                 #[doc = $explanation]
-                pub const $name: Code = Code(&Info {
+                pub(crate) const $name: Code = Code(&Info {
                     code: $code,
                     pass: Pass::$pass,
                     raised: Raised::$raised,

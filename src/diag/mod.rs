@@ -7,7 +7,7 @@
 
 pub mod catalogue;
 
-pub use catalogue::Code;
+pub(crate) use catalogue::Code;
 
 use crate::sourcemap::{FileId, Loc, SourceMap, Span};
 use serde::Serialize;
@@ -226,13 +226,13 @@ impl Diagnostic {
 
 /// Most diagnostics of one code shown for one file. A hostile file can hold 100,000
 /// instances of one mistake; past this many, one summary stands for the rest.
-pub const MAX_DIAGNOSTICS_PER_CODE: usize = 100;
+pub(crate) const MAX_DIAGNOSTICS_PER_CODE: usize = 100;
 
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_CODE`] diagnostics of each code in each file (in
 /// the order found) and adds one summary per code that had more. The summary has the
 /// same code, and is an error when any dropped diagnostic was. (Shared by the passes that
 /// report per item: pod, descriptors, registry, grants.)
-pub fn cap(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+pub(crate) fn cap(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut shown: HashMap<(Option<FileId>, Code), usize> = HashMap::new();
     let mut dropped: BTreeMap<(Option<FileId>, Code), (usize, Severity)> = BTreeMap::new();
     let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_CODE));
@@ -277,7 +277,7 @@ fn long_line(sources: &SourceMap, loc: &Loc) -> bool {
 /// never typos worth suggesting for (and comparing them is quadratic in their length),
 /// and only the first 2,000 candidates are compared. Callers that suggest per item also
 /// cap how many suggestions they make.
-pub fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     const SUGGEST_MAX_LEN: usize = 128;
     const SUGGEST_MAX_CANDIDATES: usize = 2_000;
     if needle.len() > SUGGEST_MAX_LEN {
@@ -297,7 +297,7 @@ pub fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a s
 }
 
 /// `help` text with a "did you mean" when a candidate is close.
-pub fn suggest<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, fallback: impl Into<String>) -> String {
+pub(crate) fn suggest<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, fallback: impl Into<String>) -> String {
     match did_you_mean(needle, candidates) {
         Some(c) => format!("did you mean `{c}`?"),
         None => fallback.into(),

@@ -22,9 +22,9 @@ const GO_MODE_SYMLINK: u32 = 1 << 27;
 /// How long to wait for the engine to answer a ping before calling it unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The label put on the temporary containers, so a user can find any a crash left.
-pub const TEMP_LABEL: &str = "dev.clawc.temporary";
+pub(crate) const TEMP_LABEL: &str = "dev.clawc.temporary";
 
-pub struct Engine {
+pub(crate) struct Engine {
     client: Docker,
     /// Where the engine was reached (`DOCKER_HOST`, or the default socket).
     pub host: String,
@@ -33,7 +33,7 @@ pub struct Engine {
 }
 
 /// The engine's address as clawc will try it.
-pub fn host() -> String {
+pub(crate) fn host() -> String {
     std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "unix:///var/run/docker.sock".to_string())
 }
 
@@ -48,7 +48,7 @@ enum Fetched {
 
 impl Engine {
     /// Connects and pings; `Err` says why the engine is unreachable.
-    pub async fn connect() -> Result<Engine, String> {
+    pub(crate) async fn connect() -> Result<Engine, String> {
         let host = host();
         let client = Docker::connect_with_defaults().map_err(|e| e.to_string())?;
         let client = match tokio::time::timeout(CONNECT_TIMEOUT, client.negotiate_version()).await {
@@ -60,7 +60,7 @@ impl Engine {
     }
 
     /// The image's ID and labels, `None` when the engine does not have it.
-    pub async fn inspect(&self, reference: &str) -> Result<Option<ImageInfo>, String> {
+    pub(crate) async fn inspect(&self, reference: &str) -> Result<Option<ImageInfo>, String> {
         match self.client.inspect_image(reference).await {
             Ok(i) => {
                 let labels = i.config.and_then(|c| c.labels).unwrap_or_default().into_iter().collect();
@@ -73,7 +73,7 @@ impl Engine {
 
     /// Creates a never-started container from the image with ID `id`, for [`Engine::read`].
     /// The caller removes it with [`Engine::remove`] whatever happens.
-    pub async fn create(&self, id: &str) -> Result<String, String> {
+    pub(crate) async fn create(&self, id: &str) -> Result<String, String> {
         let body = ContainerCreateBody {
             image: Some(id.to_string()),
             // An image without CMD or ENTRYPOINT cannot be created otherwise; it never runs.
@@ -89,7 +89,7 @@ impl Engine {
     }
 
     /// Reads `paths` out of container `cid`.
-    pub async fn read(&self, cid: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, String> {
+    pub(crate) async fn read(&self, cid: &str, paths: &[String]) -> Result<BTreeMap<String, FileRead>, String> {
         let mut out = BTreeMap::new();
         for p in paths {
             out.insert(p.clone(), self.read_one(cid, p).await?);
@@ -97,7 +97,7 @@ impl Engine {
         Ok(out)
     }
 
-    pub async fn remove(&self, cid: &str) {
+    pub(crate) async fn remove(&self, cid: &str) {
         let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         // A failed removal leaves a labelled, never-started container; nothing to undo.
         let _ = self.client.remove_container(cid, Some(opts)).await;
@@ -105,7 +105,7 @@ impl Engine {
     }
 
     /// Removes every container this engine created and has not removed yet (Ctrl-C).
-    pub async fn remove_leftovers(&self) {
+    pub(crate) async fn remove_leftovers(&self) {
         let left: Vec<String> = self.live.lock().expect("container registry").iter().cloned().collect();
         for cid in left {
             self.remove(&cid).await;

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What to read.
-pub struct Plan {
+pub(crate) struct Plan {
     /// Image references → whether to extract files (`false`: labels only).
     pub references: BTreeMap<String, bool>,
     pub sources: Vec<ImageSource>,
@@ -37,7 +37,7 @@ impl Store {
 
 /// Reads the images of `plan`. `Err` holds fatal diagnostics (an engine that must
 /// answer and does not, a corrupt layout, an engine error, Ctrl-C).
-pub fn fetch(plan: &Plan) -> Result<ImageSet, Vec<Diagnostic>> {
+pub(crate) fn fetch(plan: &Plan) -> Result<ImageSet, Vec<Diagnostic>> {
     if plan.sources.iter().all(|s| *s == ImageSource::None) {
         return Ok(ImageSet { disabled: true, tried: vec!["none".to_string()], ..ImageSet::default() });
     }
@@ -255,7 +255,7 @@ fn docker_error(reference: &str, message: &str) -> Diagnostic {
 }
 
 /// The `skill` field of a descriptor's JSON (Go-style case-insensitive), if any.
-pub fn descriptor_skill(text: &str) -> Option<String> {
+pub(crate) fn descriptor_skill(text: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let obj = v.as_object()?;
     let s = obj.get("skill").or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case("skill")).map(|(_, v)| v))?;

@@ -15,10 +15,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
 
 /// Largest file read out of an image (descriptors, snapshots, skills).
-pub const MAX_FILE_BYTES: u64 = crate::disk::MAX_INPUT_BYTES;
+pub(crate) const MAX_FILE_BYTES: u64 = crate::disk::MAX_INPUT_BYTES;
 
 /// How many links one lookup may follow (Linux uses 40 as well).
-pub const MAX_HOPS: usize = 40;
+pub(crate) const MAX_HOPS: usize = 40;
 
 /// Largest GNU long-name or long-link entry, or PAX extension header, in a layer. The
 /// tar crate buffers such an entry whole, so without this a layer could make it allocate
@@ -27,7 +27,7 @@ const MAX_EXTENSION_BYTES: u64 = 1 << 20;
 
 /// How much reading one image may cost.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Bytes one layer may inflate to (its uncompressed tar stream).
     pub layer_bytes: u64,
     /// Bytes all layers of the image may inflate to, together.
@@ -41,7 +41,7 @@ impl Limits {
     /// stacks) and stop a decompression bomb (a few MB of zstd that inflate to 64 GiB)
     /// after seconds. One million index entries is far more links than a distribution
     /// ships, and a few hundred MB at most.
-    pub const DEFAULT: Limits = Limits { layer_bytes: 8 << 30, image_bytes: 32 << 30, indexed: 1_000_000 };
+    pub(crate) const DEFAULT: Limits = Limits { layer_bytes: 8 << 30, image_bytes: 32 << 30, indexed: 1_000_000 };
 }
 
 /// What one layer says about one path.
@@ -74,7 +74,7 @@ pub enum LayerError {
 
 /// Normalises an absolute image path: `/a/./b//c/` → `/a/b/c`. `..` is kept out by the
 /// caller ([`resolve_link`]); here it simply cannot climb above `/`.
-pub fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
         match p {
@@ -114,7 +114,7 @@ pub(crate) fn ancestors(path: &str) -> Vec<String> {
 }
 
 /// Opens a layer blob, whatever its compression.
-pub fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
+pub(crate) fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
     let mut buf = BufReader::new(reader);
     let magic = buf.fill_buf()?.get(..4).map(<[u8]>::to_vec).unwrap_or_default();
     Ok(if magic.starts_with(&[0x1f, 0x8b]) {
@@ -243,7 +243,7 @@ impl<'m, R: Read> HeaderGuard<'m, R> {
         if kind.is_pax_local_extensions() {
             self.pax = Some((end + size, Vec::new()));
         }
-        if kind.is_gnu_sparse() && header.as_gnu().is_some_and(|g| g.is_extended()) {
+        if kind.is_gnu_sparse() && header.as_gnu().is_some_and(tar::GnuHeader::is_extended) {
             self.sparse = Some(size);
             self.next = Some(end);
         } else {
@@ -482,7 +482,7 @@ pub fn find_files<'a>(
 
 /// [`find_files`] within `limits`. The layers are streamed once, and once more only when
 /// a link chain ends at a file that was not asked for by name.
-pub fn find_files_within<'a>(
+pub(crate) fn find_files_within<'a>(
     limits: &Limits,
     count: usize,
     mut open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,

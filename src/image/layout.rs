@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const MAX_META_BYTES: u64 = 4 * 1024 * 1024;
 /// Deepest chain of image indexes followed to a manifest. Real layouts nest one or two
 /// (a multi-platform index under `index.json`); a chain of thousands is hostile.
-pub const MAX_INDEX_DEPTH: usize = 8;
+pub(crate) const MAX_INDEX_DEPTH: usize = 8;
 /// Most entries read from a `docker save` archive (a few per layer in practice).
 const MAX_ARCHIVE_ENTRIES: usize = 100_000;
 
@@ -71,7 +71,7 @@ impl Layout {
         self.images.keys().cloned().collect()
     }
 
-    pub fn inspect(&self, reference: &str) -> Option<ImageInfo> {
+    pub(crate) fn inspect(&self, reference: &str) -> Option<ImageInfo> {
         self.images.get(&normalize_ref(reference)).map(|e| e.info.clone())
     }
 
@@ -129,7 +129,7 @@ impl Layout {
     }
 
     /// Opens the layout of `oci:DIR` or `archive:TAR`; `None` for the other sources.
-    pub fn from_source(source: &ImageSource) -> Option<Result<Layout, LayoutError>> {
+    pub(crate) fn from_source(source: &ImageSource) -> Option<Result<Layout, LayoutError>> {
         match source {
             ImageSource::Oci(dir) => Some(Layout::open_oci(dir)),
             ImageSource::Archive(file) => Some(Layout::open_archive(file)),
@@ -138,7 +138,7 @@ impl Layout {
     }
 
     /// Opens an OCI image layout directory.
-    pub fn open_oci(dir: &Path) -> Result<Layout, LayoutError> {
+    pub(crate) fn open_oci(dir: &Path) -> Result<Layout, LayoutError> {
         if !dir.join("oci-layout").is_file() {
             return Err(LayoutError::corrupt(format!("`{}` is not an OCI image layout (no `oci-layout` file)", dir.display())));
         }

@@ -9,13 +9,13 @@
 //! a content-addressed [`cache`]) before the pure passes run; the descriptor source for
 //! images then only looks facts up.
 
-pub mod cache;
-pub mod diags;
-pub mod docker;
-pub mod fetch;
-pub mod layers;
-pub mod layout;
-pub mod usage;
+pub(crate) mod cache;
+pub(crate) mod diags;
+pub(crate) mod docker;
+pub(crate) mod fetch;
+pub(crate) mod layers;
+pub(crate) mod layout;
+pub(crate) mod usage;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,14 +23,14 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 /// The label naming the descriptor, and the path tried when it is absent.
-pub const DESCRIBE_LABEL: &str = "claw.describe";
-pub const DESCRIBE_IMPLICIT: &str = "/.claw-describe.json";
+pub(crate) const DESCRIBE_LABEL: &str = "claw.describe";
+pub(crate) const DESCRIBE_IMPLICIT: &str = "/.claw-describe.json";
 /// The label naming a baked MCP `tools/list` snapshot, and its implicit path.
-pub const TOOLS_LABEL: &str = "claw.tools";
-pub const TOOLS_IMPLICIT: &str = "/.claw-tools.json";
-pub const MCP_PATH_LABEL: &str = "claw.mcp.path";
-pub const TYPE_LABEL: &str = "claw.type";
-pub const SKILL_EMIT_LABEL: &str = "claw.skill.emit";
+pub(crate) const TOOLS_LABEL: &str = "claw.tools";
+pub(crate) const TOOLS_IMPLICIT: &str = "/.claw-tools.json";
+pub(crate) const MCP_PATH_LABEL: &str = "claw.mcp.path";
+pub(crate) const TYPE_LABEL: &str = "claw.type";
+pub(crate) const SKILL_EMIT_LABEL: &str = "claw.skill.emit";
 
 /// One place to look for images (`--images`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl FileRead {
 
 /// An image as a store knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImageInfo {
+pub(crate) struct ImageInfo {
     /// Content address of the image (Docker image ID / OCI config digest).
     pub id: String,
     pub labels: BTreeMap<String, String>,
@@ -114,7 +114,7 @@ pub struct ImageInfo {
 
 /// Everything clawc read from one image.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImageFacts {
+pub(crate) struct ImageFacts {
     pub reference: String,
     /// The source that had it (`docker`, `oci:DIR`, `archive:TAR`).
     pub source: String,
@@ -124,28 +124,28 @@ pub struct ImageFacts {
 }
 
 impl ImageFacts {
-    pub fn label(&self, key: &str) -> Option<&str> {
+    pub(crate) fn label(&self, key: &str) -> Option<&str> {
         self.info.labels.get(key).map(|s| s.trim()).filter(|s| !s.is_empty())
     }
 
     /// The descriptor path and whether it was named by a label.
-    pub fn describe_path(&self) -> (String, bool) {
+    pub(crate) fn describe_path(&self) -> (String, bool) {
         labelled_path(self.label(DESCRIBE_LABEL), DESCRIBE_IMPLICIT)
     }
 
-    pub fn tools_path(&self) -> (String, bool) {
+    pub(crate) fn tools_path(&self) -> (String, bool) {
         labelled_path(self.label(TOOLS_LABEL), TOOLS_IMPLICIT)
     }
 
     /// `<reference>:<path>`: how diagnostics and the report name a file in this image.
-    pub fn file_name(&self, path: &str) -> String {
+    pub(crate) fn file_name(&self, path: &str) -> String {
         format!("{}:{}", self.reference, path)
     }
 }
 
 /// Paths in images are absolute; a relative label value is taken from `/`. A value that
 /// climbs above `/` is kept as written (reading it gives [`FileRead::Escape`]).
-pub fn labelled_path(label: Option<&str>, implicit: &str) -> (String, bool) {
+pub(crate) fn labelled_path(label: Option<&str>, implicit: &str) -> (String, bool) {
     match label {
         Some(l) => (image_path(l).unwrap_or_else(|| l.to_string()), true),
         None => (implicit.to_string(), false),
@@ -153,13 +153,13 @@ pub fn labelled_path(label: Option<&str>, implicit: &str) -> (String, bool) {
 }
 
 /// An absolute, normalised image path for `raw`, `None` when `..` climbs above `/`.
-pub fn image_path(raw: &str) -> Option<String> {
+pub(crate) fn image_path(raw: &str) -> Option<String> {
     layers::resolve_link("/", raw)
 }
 
 /// The result of looking for every image of a pod.
 #[derive(Clone, Debug, Default)]
-pub struct ImageSet {
+pub(crate) struct ImageSet {
     /// Found images by the reference the pod writes (shared: several services may name
     /// one image, and descriptor sources hand the facts on).
     pub found: BTreeMap<String, std::sync::Arc<ImageFacts>>,
@@ -173,7 +173,7 @@ pub struct ImageSet {
 
 /// Normalises a reference the way Docker names images: `alpine` → `alpine:latest`,
 /// `docker.io/library/alpine:3` → `alpine:3`, so the pod and a store can be compared.
-pub fn normalize_ref(r: &str) -> String {
+pub(crate) fn normalize_ref(r: &str) -> String {
     let r = r.trim();
     let r = r.strip_prefix("docker.io/").or_else(|| r.strip_prefix("index.docker.io/")).unwrap_or(r);
     let r = r.strip_prefix("library/").unwrap_or(r);

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Image references → whether their files are wanted (`false`: labels only). Files are
 /// not wanted when a file source that wins over the image describes the service.
-pub fn references(pod: &Pod, overrides: &BTreeSet<String>) -> BTreeMap<String, bool> {
+pub(crate) fn references(pod: &Pod, overrides: &BTreeSet<String>) -> BTreeMap<String, bool> {
     let mut out: BTreeMap<String, bool> = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(image) = &svc.image else { continue };
@@ -48,7 +48,7 @@ fn use_of(pod: &Pod, service: &str, svc: &Service, described: &BTreeSet<String>)
 
 /// A diagnostic per service whose image no source had: an error when the pod uses it,
 /// else a warning. `described` are the services some source described.
-pub fn missing(pod: &Pod, set: &ImageSet, described: &BTreeSet<String>) -> Vec<Diagnostic> {
+pub(crate) fn missing(pod: &Pod, set: &ImageSet, described: &BTreeSet<String>) -> Vec<Diagnostic> {
     if set.disabled {
         return Vec::new();
     }
@@ -73,22 +73,6 @@ pub fn missing(pod: &Pod, set: &ImageSet, described: &BTreeSet<String>) -> Vec<D
             ),
         };
         out.push(d.at(image.loc).help(help));
-    }
-    out
-}
-
-/// Agent service → runner type: the image's `claw.type`, else `from_build` (the build
-/// context Dockerfile's label).
-pub fn runners(pod: &Pod, set: &ImageSet, mut from_build: impl FnMut(&Service) -> Option<String>) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for (name, svc) in &pod.services {
-        if !svc.claw.as_ref().is_some_and(|c| c.role == Role::Agent) {
-            continue;
-        }
-        let from_image = svc.image.as_ref().and_then(|i| set.found.get(&i.value)).and_then(|f| f.label(TYPE_LABEL)).map(str::to_string);
-        if let Some(t) = from_image.or_else(|| from_build(svc)) {
-            out.insert(name.clone(), t);
-        }
     }
     out
 }

@@ -36,7 +36,7 @@ pub struct FileDrift {
 
 impl FileDrift {
     /// Lines added and removed.
-    pub fn stat(&self) -> (usize, usize) {
+    pub(crate) fn stat(&self) -> (usize, usize) {
         let (old, new) = (String::from_utf8_lossy(&self.old), String::from_utf8_lossy(&self.new));
         let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
         diff.iter_all_changes().fold((0, 0), |(a, r), c| match c.tag() {
@@ -49,7 +49,7 @@ impl FileDrift {
     /// A unified diff (`--- a/path`, `+++ b/path`, 3 lines of context). Control characters
     /// of the old side (which the pull request wrote) are shown escaped, so a committed file
     /// cannot drive the terminal or the CI log.
-    pub fn unified(&self) -> String {
+    pub(crate) fn unified(&self) -> String {
         let old = printable(&String::from_utf8_lossy(&self.old));
         let new = String::from_utf8_lossy(&self.new);
         let diff = similar::TextDiff::from_lines(old.as_str(), new.as_ref());
@@ -129,7 +129,7 @@ fn foreign(rel: &str, at: &str, kind: Kind) -> String {
 
 /// The regular files of `artifacts`' paths as they are on disk (for the committed-secret
 /// scan); anything else is skipped unread.
-pub fn committed(out: &Path, paths: impl IntoIterator<Item = String>) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn committed(out: &Path, paths: impl IntoIterator<Item = String>) -> Vec<(String, Vec<u8>)> {
     let read = |p: &String| match disk::read(out, p, disk::MAX_OUTPUT) {
         Ok(Contents::Bytes(b)) => Some(b),
         _ => None,

@@ -32,14 +32,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The staging directory inside `--out`.
-pub const STAGE: &str = ".clawc-stage";
+pub(crate) const STAGE: &str = ".clawc-stage";
 /// The ownership manifest of clawc before 0.2 (ownership is now the lock's outputs).
-pub const LEGACY_MANIFEST: &str = ".clawc-manifest.json";
+pub(crate) const LEGACY_MANIFEST: &str = ".clawc-manifest.json";
 const JOURNAL: &str = "journal.json";
 /// How long a compile waits for another one writing the same `--out`.
 const LOCK_WAIT: Duration = Duration::from_secs(120);
 
-pub use crate::diag::catalogue::output as codes;
+pub(crate) use crate::diag::catalogue::output as codes;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct WriteSummary {
@@ -368,7 +368,7 @@ fn remove_empty_parents(out: &Path, rel: &str) {
 /// compile stops cleanly before its commit point (exit 3, nothing written, staging
 /// removed) and completes its write after it. Registered once per process; `compile`
 /// calls it first thing so an interruption at any time is handled.
-pub fn watch_signals() -> Arc<AtomicBool> {
+pub(crate) fn watch_signals() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));

@@ -1,3 +1,3 @@
 //! Stable codes of the parse and expand passes: rows of the catalogue (`crate::diag::catalogue`).
 
-pub use crate::diag::catalogue::pod::*;
+pub(crate) use crate::diag::catalogue::pod::*;

@@ -6,13 +6,13 @@ use crate::sourcemap::{FileId, Loc, SourceFile};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use crate::diag::catalogue::env as codes;
+pub(crate) use crate::diag::catalogue::env as codes;
 
 /// Variables by name. Built once at the edge; the core only reads it. Every lookup is
 /// remembered (names only) so the lock can tell which variables an output depends on;
 /// lookups made while resolving a token are remembered apart, as secrets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Env {
+pub(crate) struct Env {
     vars: BTreeMap<String, String>,
     used: RefCell<BTreeSet<String>>,
     secret: RefCell<BTreeSet<String>>,
@@ -20,18 +20,18 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
+    pub(crate) fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
         Self { vars: pairs.into_iter().collect(), ..Self::default() }
     }
 
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         let set = if self.in_secret.get() { &self.secret } else { &self.used };
         set.borrow_mut().insert(name.to_string());
         self.vars.get(name).map(String::as_str)
     }
 
     /// Runs `f` with every lookup recorded as a secret one.
-    pub fn secret_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn secret_scope<T>(&self, f: impl FnOnce() -> T) -> T {
         let before = self.in_secret.replace(true);
         let out = f();
         self.in_secret.set(before);
@@ -39,18 +39,18 @@ impl Env {
     }
 
     /// Names looked up outside token resolution (their values shape the output).
-    pub fn used(&self) -> BTreeSet<String> {
+    pub(crate) fn used(&self) -> BTreeSet<String> {
         let secret = self.secret.borrow();
         self.used.borrow().iter().filter(|n| !secret.contains(*n)).cloned().collect()
     }
 
     /// Names looked up to resolve tokens (never hashed, never written).
-    pub fn secret_names(&self) -> BTreeSet<String> {
+    pub(crate) fn secret_names(&self) -> BTreeSet<String> {
         self.secret.borrow().clone()
     }
 
     /// A digest over `name=value` of `names` (unset ones marked), for the lock.
-    pub fn digest(&self, names: &BTreeSet<String>) -> String {
+    pub(crate) fn digest(&self, names: &BTreeSet<String>) -> String {
         let mut text = String::new();
         for n in names {
             match self.vars.get(n) {
@@ -62,13 +62,13 @@ impl Env {
     }
 
     /// `self` overlaid by `top` (`top` wins).
-    pub fn overlay(mut self, top: Env) -> Self {
+    pub(crate) fn overlay(mut self, top: Env) -> Self {
         // Recorded lookups are not carried over: overlaying happens before any lookup.
         self.vars.extend(top.vars);
         self
     }
 
-    pub fn set_default(&mut self, name: &str, value: &str) {
+    pub(crate) fn set_default(&mut self, name: &str, value: &str) {
         self.vars.entry(name.to_string()).or_insert_with(|| value.to_string());
     }
 }
@@ -76,7 +76,7 @@ impl Env {
 /// Parses a `.env` file: `KEY=VALUE` lines, an optional `export ` prefix, `#` comment
 /// lines, single quotes literal, double quotes with `\n \r \t \\ \" \$`, and an unquoted
 /// ` #` starting a comment (a `#` with no space before it stays in the value).
-pub fn parse_dotenv(file: FileId, src: &SourceFile) -> (Env, Vec<Diagnostic>) {
+pub(crate) fn parse_dotenv(file: FileId, src: &SourceFile) -> (Env, Vec<Diagnostic>) {
     let mut vars = BTreeMap::new();
     let mut diags = Vec::new();
     let mut offset = 0;
@@ -148,7 +148,7 @@ fn dotenv_value(v: &str) -> String {
     }
 }
 
-pub fn is_var_name(s: &str) -> bool {
+pub(crate) fn is_var_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -7,7 +7,7 @@ use super::env::{Env, is_var_name};
 
 /// Why a placeholder could not be expanded (the message is the diagnostic's text).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InterpError {
+pub(crate) enum InterpError {
     Unresolved(String),
     Required(String),
     Malformed(String),
@@ -25,7 +25,7 @@ impl std::fmt::Display for InterpError {
 
 const MAX_NESTING: usize = 16;
 
-pub fn expand(input: &str, env: &Env) -> Result<String, InterpError> {
+pub(crate) fn expand(input: &str, env: &Env) -> Result<String, InterpError> {
     expand_depth(input, env, 0)
 }
 

@@ -1,28 +1,28 @@
 //! The pod: `claw-pod.yml` read into validated types, with pod defaults expanded and
 //! `${VAR}` placeholders resolved. Everything keeps the location it came from.
 
-pub mod diags;
-pub mod env;
+pub(crate) mod diags;
+pub(crate) mod env;
 mod expand;
-pub mod interp;
+pub(crate) mod interp;
 mod parse;
 mod ports;
 
 use crate::sourcemap::{FileId, Loc};
 use std::collections::BTreeMap;
 
-pub use parse::parse_pod;
+pub(crate) use parse::parse_pod;
 
 /// Most replicas one service may ask for with `x-claw.count`. Every replica is an agent
 /// with its own context directory, so this bounds the output of one line of YAML.
-pub const MAX_COUNT: u32 = 1_000;
+pub(crate) const MAX_COUNT: u32 = 1_000;
 /// Most agent ids in one pod (every agent service's `count`, summed). The benchmark's
 /// largest pod has 3,000, and its growth is measured up to 30,000.
-pub const MAX_AGENTS: u64 = 50_000;
+pub(crate) const MAX_AGENTS: u64 = 50_000;
 /// Most `surfaces`, `feeds`, `tools` and `skills` entries in one pod after the pod
 /// defaults are expanded, counting each replica: defaults are copied into every service,
 /// so a long `*-defaults` list times many services must not exhaust memory.
-pub const MAX_ENTRIES: u64 = 1_000_000;
+pub(crate) const MAX_ENTRIES: u64 = 1_000_000;
 
 /// A value and where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Pod {
 }
 
 /// `{claw_id}` in a feed name or path, replaced by the agent id (the one place it is).
-pub fn for_agent(text: &str, agent: &str) -> String {
+pub(crate) fn for_agent(text: &str, agent: &str) -> String {
     text.replace("{claw_id}", agent)
 }
 

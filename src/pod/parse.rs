@@ -65,7 +65,7 @@ const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
 const MAX_SUGGESTIONS: usize = 50;
 
 /// Parses the pod. Returns the pod when no error was found, and every diagnostic.
-pub fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
+pub(crate) fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
     let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS };
     let pod = cx.pod(root);
     let has_errors = cx.diags.iter().any(Diagnostic::is_error);

@@ -98,7 +98,7 @@ struct MemoryCtx<'a> {
 }
 
 /// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
-pub fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
+pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
     let mut skills = Vec::new();
     let surfaces = claw
         .surfaces

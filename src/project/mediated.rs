@@ -59,18 +59,18 @@ struct Policy {
 }
 
 /// The text a token is written as: the value (inline) or `${VAR}` (redact).
-pub fn token_text(t: &Token, mode: SecretMode) -> String {
+pub(crate) fn token_text(t: &Token, mode: SecretMode) -> String {
     match (mode, &t.value) {
         (SecretMode::Inline, Some(v)) => v.clone(),
         _ => format!("${{{}}}", t.env),
     }
 }
 
-fn auth_out(t: &Option<Token>, mode: SecretMode) -> Option<AuthOut> {
-    t.as_ref().map(|t| AuthOut { kind: "bearer", token: token_text(t, mode) })
+fn auth_out(t: Option<&Token>, mode: SecretMode) -> Option<AuthOut> {
+    t.map(|t| AuthOut { kind: "bearer", token: token_text(t, mode) })
 }
 
-pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mode: SecretMode) -> Vec<u8> {
+pub(crate) fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mode: SecretMode) -> Vec<u8> {
     let entries = tools
         .iter()
         .map(|g| {
@@ -93,7 +93,7 @@ pub fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPolicy, mo
                     path: tool.transport.path(),
                     tool_name,
                     body_key,
-                    auth: auth_out(&g.auth, mode),
+                    auth: auth_out(g.auth.as_ref(), mode),
                 },
             }
         })
@@ -119,7 +119,7 @@ struct FeedOut<'a> {
 }
 
 /// `{claw_id}` in feed names and paths becomes the agent id.
-pub fn feeds_json(agent: &str, feeds: &[ResolvedFeed], mode: SecretMode) -> Vec<u8> {
+pub(crate) fn feeds_json(agent: &str, feeds: &[ResolvedFeed], mode: SecretMode) -> Vec<u8> {
     let out: Vec<FeedOut> = feeds
         .iter()
         .map(|f| {
@@ -159,7 +159,7 @@ struct Op<'a> {
     timeout_ms: Option<u64>,
 }
 
-pub fn memory_json(m: &ResolvedMemory, mode: SecretMode) -> Vec<u8> {
+pub(crate) fn memory_json(m: &ResolvedMemory, mode: SecretMode) -> Vec<u8> {
     let out = MemoryOut {
         version: 1,
         service: &m.service,
@@ -167,7 +167,7 @@ pub fn memory_json(m: &ResolvedMemory, mode: SecretMode) -> Vec<u8> {
         recall: m.ops.recall.as_deref().map(|path| Op { path, timeout_ms: Some(m.timeout_ms) }),
         retain: m.ops.retain.as_deref().map(|path| Op { path, timeout_ms: None }),
         forget: m.ops.forget.as_deref().map(|path| Op { path, timeout_ms: None }),
-        auth: auth_out(&m.auth, mode),
+        auth: auth_out(m.auth.as_ref(), mode),
     };
     to_go_json(&out)
 }

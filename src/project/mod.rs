@@ -9,9 +9,9 @@
 //! report.json
 //! ```
 
-pub mod context_md;
-pub mod mediated;
-pub mod report;
+pub(crate) mod context_md;
+pub(crate) mod mediated;
+pub(crate) mod report;
 
 use crate::artifact::ArtifactSet;
 use crate::artifact::json::to_go_json;
@@ -23,18 +23,18 @@ use crate::sourcemap::SourceMap;
 use std::collections::BTreeMap;
 
 /// The report's path in the tree.
-pub const REPORT: &str = "report.json";
+pub(crate) const REPORT: &str = "report.json";
 
 /// The per-agent artifacts, and what `report.json` will say of each agent. The report is
 /// rendered last ([`Projected::with_report`]), once the leak scan has added its warnings.
-pub struct Projected<'a> {
+pub(crate) struct Projected<'a> {
     pub artifacts: ArtifactSet,
     agents: Vec<report::AgentReport<'a>>,
 }
 
 /// Builds every per-agent artifact. `mode` decides how tokens are written; files that
 /// hold a literal token are marked secret.
-pub fn project<'a>(
+pub(crate) fn project<'a>(
     pod: &'a Pod,
     reg: &'a Registry,
     plans: &'a BTreeMap<String, Plan>,
@@ -87,7 +87,7 @@ pub fn project<'a>(
 
 impl Projected<'_> {
     /// The whole tree: the per-agent artifacts and `report.json` with `warnings`.
-    pub fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
+    pub(crate) fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
         let report = report::Report {
             version: 1,
             pod: &pod.name,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 #[derive(Serialize)]
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     pub version: u32,
     pub pod: &'a str,
     pub agents: Vec<AgentReport<'a>>,
@@ -20,7 +20,7 @@ pub struct Report<'a> {
 }
 
 #[derive(Serialize)]
-pub struct AgentReport<'a> {
+pub(crate) struct AgentReport<'a> {
     pub id: String,
     pub service: &'a str,
     pub cllama: &'a [String],
@@ -34,7 +34,7 @@ pub struct AgentReport<'a> {
 }
 
 #[derive(Serialize)]
-pub struct ServiceSummary {
+pub(crate) struct ServiceSummary {
     pub service: String,
     pub granted: usize,
     pub not_granted: usize,
@@ -48,7 +48,7 @@ pub struct ServiceSummary {
 }
 
 /// Grant summary per service, in the order the services were first granted.
-pub fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
+pub(crate) fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
     let mut out: Vec<ServiceSummary> = Vec::new();
     for g in &plan.tools {
         let tool = reg.tool(&g.service, g.index);
@@ -84,7 +84,7 @@ pub fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
 }
 
 #[derive(Serialize)]
-pub struct ToolReport {
+pub(crate) struct ToolReport {
     pub name: String,
     pub alias: String,
     pub grant: GrantReport,
@@ -93,7 +93,7 @@ pub struct ToolReport {
 }
 
 #[derive(Serialize)]
-pub struct GrantReport {
+pub(crate) struct GrantReport {
     pub file: String,
     pub line: u32,
     pub column: u32,
@@ -107,7 +107,7 @@ pub struct GrantReport {
 }
 
 #[derive(Serialize)]
-pub struct FeedReport<'a> {
+pub(crate) struct FeedReport<'a> {
     pub name: String,
     pub source: &'a str,
     pub url: String,
@@ -115,20 +115,20 @@ pub struct FeedReport<'a> {
 }
 
 #[derive(Serialize)]
-pub struct MemoryReport<'a> {
+pub(crate) struct MemoryReport<'a> {
     pub service: &'a str,
     pub base_url: &'a str,
     pub timeout_ms: u64,
 }
 
 #[derive(Serialize)]
-pub struct ServiceReport<'a> {
+pub(crate) struct ServiceReport<'a> {
     pub name: &'a str,
     pub descriptor: DescriptorReport<'a>,
 }
 
 #[derive(Serialize)]
-pub struct DescriptorReport<'a> {
+pub(crate) struct DescriptorReport<'a> {
     pub source: &'a str,
     pub origin: &'a crate::source::OriginKind,
     pub version: u8,
@@ -137,7 +137,7 @@ pub struct DescriptorReport<'a> {
     pub memory: bool,
 }
 
-pub fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport {
+pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport {
     let (via_s, spread_line) = match via.origin {
         Origin::Service => ("service", None),
         Origin::Defaults { spread: None } => ("tools-defaults", None),
@@ -153,7 +153,7 @@ pub fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport {
     }
 }
 
-pub fn agent_report<'a>(
+pub(crate) fn agent_report<'a>(
     id: &str,
     service: &'a str,
     cllama: &'a [String],
@@ -187,7 +187,7 @@ pub fn agent_report<'a>(
     AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts, summary: summary(plan, reg) }
 }
 
-pub fn services_report<'a>(reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
+pub(crate) fn services_report<'a>(reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
     let by_name: BTreeMap<&str, _> = reg.services.iter().map(|(k, v)| (k.as_str(), v)).collect();
     by_name
         .into_iter()

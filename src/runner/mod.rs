@@ -48,7 +48,7 @@ pub struct Spec {
 }
 
 /// Every runner, in the order the docs list them.
-pub const RUNNERS: &[Spec] = &[
+pub(crate) const RUNNERS: &[Spec] = &[
     Spec { runner: Runner::OpenClaw, name: "openclaw", aliases: &[], family: Family::Clawdapus },
     Spec { runner: Runner::Hermes, name: "hermes", aliases: &["hermes-agent"], family: Family::Clawdapus },
     Spec { runner: Runner::Nanobot, name: "nanobot", aliases: &[], family: Family::Clawdapus },

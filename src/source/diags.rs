@@ -1,3 +1,3 @@
 //! Stable codes of the descriptor sources: rows of the catalogue (`crate::diag::catalogue`).
 
-pub use crate::diag::catalogue::source::*;
+pub(crate) use crate::diag::catalogue::source::*;

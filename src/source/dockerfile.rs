@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// What clawc reads from a Dockerfile.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub labels: BTreeMap<String, String>,
     /// The last `CLAW_TYPE <runner>` directive's value.
     pub claw_type: Option<String>,
@@ -16,7 +16,7 @@ pub struct Parsed {
 /// not, several per line), the legacy `LABEL k v` form, and `\` line continuations.
 /// `CLAW_TYPE` (any case, as Dockerfile keywords) is read as Clawdapus' Clawfile parser
 /// reads it: the rest of the line.
-pub fn parse(text: &str) -> Parsed {
+pub(crate) fn parse(text: &str) -> Parsed {
     let mut out = BTreeMap::new();
     let mut claw_type = None;
     for instr in instructions(text) {

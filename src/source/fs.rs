@@ -5,10 +5,10 @@ use super::diags;
 use crate::diag::Diagnostic;
 use std::path::{Component, Path, PathBuf};
 
-pub use crate::disk::MAX_INPUT_BYTES;
+pub(crate) use crate::disk::MAX_INPUT_BYTES;
 
 /// Why a read failed: a bad input (exit 2) or the environment (exit 3).
-pub enum ReadError {
+pub(crate) enum ReadError {
     Missing,
     Invalid(Diagnostic),
     Io(Diagnostic),
@@ -19,26 +19,22 @@ pub enum ReadError {
 /// the pod is as untrusted as everything else, so `describe-file: /home/runner/.ssh/id_rsa`
 /// or a committed symlink to `/proc/self/environ` is refused before it is opened.
 #[derive(Clone, Debug)]
-pub struct InputRoot {
+pub(crate) struct InputRoot {
     real: PathBuf,
 }
 
 impl InputRoot {
     /// `dir`, which must exist.
-    pub fn new(dir: &Path) -> std::io::Result<Self> {
+    pub(crate) fn new(dir: &Path) -> std::io::Result<Self> {
         Ok(InputRoot { real: dir.canonicalize()? })
     }
 
     /// The git work tree holding `pod_dir` (the nearest ancestor with a `.git` entry), else
     /// `pod_dir` itself.
-    pub fn discover(pod_dir: &Path) -> Self {
+    pub(crate) fn discover(pod_dir: &Path) -> Self {
         let real = pod_dir.canonicalize().unwrap_or_else(|_| pod_dir.to_path_buf());
         let top = real.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(&real).to_path_buf();
         InputRoot { real: top }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.real
     }
 }
 
@@ -46,7 +42,7 @@ impl InputRoot {
 /// it. With a `root`, the path must resolve inside it. Only a regular file is read (a
 /// FIFO, a device or `/dev/zero` is refused by type, never opened for reading), through a
 /// reader that stops at the limit whatever size the file claims.
-pub fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<String, ReadError> {
+pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<String, ReadError> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         let d = Diagnostic::error(diags::INVALID_PATH, format!("the path of `{}` contains a NUL byte", name.replace('\0', "\\0")))
             .help("a file name cannot contain NUL; fix the path");
@@ -98,14 +94,14 @@ fn read_regular(real: &Path, name: &str) -> Result<Vec<u8>, ReadError> {
     }
 }
 
-pub fn io_error(name: &str, e: &std::io::Error) -> Diagnostic {
+pub(crate) fn io_error(name: &str, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error(diags::IO, format!("cannot read `{name}`: {e}")).help("check that the file exists and is readable")
 }
 
 /// Joins a path taken from an input the pod author does not control (a descriptor's
 /// `skill`, a Dockerfile `LABEL`) onto `root`, refusing any way out of `root`: `..`
 /// components, absolute escapes and symlinks that resolve outside.
-pub fn contained(root: &Path, untrusted: &str) -> Result<PathBuf, String> {
+pub(crate) fn contained(root: &Path, untrusted: &str) -> Result<PathBuf, String> {
     let rel = untrusted.trim_start_matches('/');
     let mut joined = root.to_path_buf();
     for c in Path::new(rel).components() {
@@ -125,7 +121,7 @@ pub fn contained(root: &Path, untrusted: &str) -> Result<PathBuf, String> {
 }
 
 /// `path` relative to `base` (both absolute), with `..` where needed, `/`-separated.
-pub fn relative_name(base: &Path, path: &Path) -> String {
+pub(crate) fn relative_name(base: &Path, path: &Path) -> String {
     let b: Vec<Component> = base.components().collect();
     let p: Vec<Component> = path.components().collect();
     let common = b.iter().zip(&p).take_while(|(x, y)| x == y).count();
@@ -135,7 +131,7 @@ pub fn relative_name(base: &Path, path: &Path) -> String {
 }
 
 /// Lexically normalises `a/./b/../c` → `a/c` (no file system access).
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

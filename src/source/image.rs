@@ -11,7 +11,7 @@ use crate::image::{
 };
 use std::sync::Arc;
 
-pub struct Image(pub Arc<ImageSet>);
+pub(crate) struct Image(pub Arc<ImageSet>);
 
 impl DescriptorSource for Image {
     fn describe(&self, req: &Request) -> SourceResult {
@@ -21,7 +21,7 @@ impl DescriptorSource for Image {
 
 impl Image {
     /// The descriptor and snapshot the service's image bakes.
-    pub fn describe_image(&self, req: &Request) -> SourceResult {
+    pub(crate) fn describe_image(&self, req: &Request) -> SourceResult {
         let Some(reference) = &req.service.image else { return Ok(None) };
         let Some(facts) = self.0.found.get(&reference.value) else { return Ok(None) };
         let at = |d: Diagnostic| vec![d.at(reference.loc)];
@@ -48,7 +48,7 @@ impl Image {
 
 /// The text of `raw` in the image, which must be there. `named_by` is the label (or
 /// field) that named it, for the diagnostic.
-pub fn required(facts: &ImageFacts, raw: &str, named_by: Option<&str>) -> Result<String, Diagnostic> {
+pub(crate) fn required(facts: &ImageFacts, raw: &str, named_by: Option<&str>) -> Result<String, Diagnostic> {
     match facts.files.get(raw).unwrap_or(&FileRead::Missing) {
         FileRead::Text(t) => Ok(t.clone()),
         r => Err(file_error(facts, &image_path(raw).unwrap_or_else(|| raw.to_string()), named_by, r)),
@@ -64,7 +64,7 @@ fn optional(facts: &ImageFacts, path: &str, label: Option<&str>) -> Result<Optio
 }
 
 /// Why a file named by a label (or a descriptor's `skill`) could not be used.
-pub fn file_error(facts: &ImageFacts, path: &str, named_by: Option<&str>, read: &FileRead) -> Diagnostic {
+pub(crate) fn file_error(facts: &ImageFacts, path: &str, named_by: Option<&str>, read: &FileRead) -> Diagnostic {
     let r = &facts.reference;
     let by = named_by.map(|l| format!(" (named by {l})")).unwrap_or_default();
     let (code, what, help) = match read {

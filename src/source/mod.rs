@@ -8,11 +8,11 @@
 //! `Described` service without touching disk. A [`Request`] is a service's declared
 //! sources ([`Declared`]), not a pod: `clawc describe PATH` builds one from a path.
 
-pub mod diags;
-pub mod dockerfile;
-pub mod fs;
-pub mod image;
-pub mod record;
+pub(crate) mod diags;
+pub(crate) mod dockerfile;
+pub(crate) mod fs;
+pub(crate) mod image;
+pub(crate) mod record;
 
 use crate::diag::Diagnostic;
 use crate::pod::{Build, Role, Service, Spanned, StdioCommand};
@@ -22,18 +22,18 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use crate::origin::OriginKind;
+pub(crate) use crate::origin::OriginKind;
 
 /// A file's name (pod-relative and `/`-separated, or `<image>:<path>`) and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Text {
+pub(crate) struct Text {
     pub name: String,
     pub text: String,
 }
 
 /// A baked MCP `tools/list` snapshot (`.claw-tools.json`), as read.
 #[derive(Clone, Debug)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub file: Text,
     /// The service's MCP endpoint path its tools are called through.
     pub mcp_path: String,
@@ -44,7 +44,7 @@ pub struct Snapshot {
 /// What one source found for a service: a descriptor, a snapshot, or both (an image
 /// that bakes both; the snapshot's tools then join the descriptor's).
 #[derive(Clone, Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub kind: OriginKind,
     pub descriptor: Option<Text>,
     pub snapshot: Option<Snapshot>,
@@ -64,7 +64,7 @@ impl Loaded {
 /// What a service declares about where its description comes from: the part of a pod
 /// service the describe stage reads, or what `clawc describe` is pointed at.
 #[derive(Clone, Debug)]
-pub struct Declared {
+pub(crate) struct Declared {
     pub name: String,
     /// Where problems with the service as a whole are reported.
     pub loc: Loc,
@@ -96,7 +96,7 @@ impl From<&Service> for Declared {
 
 /// Where a descriptor's `skill` file lives.
 #[derive(Clone, Debug)]
-pub enum SkillRoot {
+pub(crate) enum SkillRoot {
     /// A directory on disk (the build context, or beside the descriptor file).
     Dir(PathBuf),
     /// The image the descriptor came from.
@@ -104,7 +104,7 @@ pub enum SkillRoot {
 }
 
 /// One service to describe.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub pod_dir: &'a Path,
     pub service: &'a Declared,
     /// Every read goes through here, so the lock knows all inputs.
@@ -114,13 +114,13 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    pub fn new(pod_dir: &'a Path, service: &'a Declared, log: &'a record::InputLog) -> Self {
+    pub(crate) fn new(pod_dir: &'a Path, service: &'a Declared, log: &'a record::InputLog) -> Self {
         Request { pod_dir, service, log, dockerfile: OnceCell::new() }
     }
 
     /// The build context's Dockerfile (`build.dockerfile`, else `Clawfile`, else
     /// `Dockerfile`), read on first use; `None` without a build or a file.
-    pub fn dockerfile(&self) -> Result<Option<&Dockerfile>, Vec<Diagnostic>> {
+    pub(crate) fn dockerfile(&self) -> Result<Option<&Dockerfile>, Vec<Diagnostic>> {
         match self.dockerfile.get_or_init(|| read_dockerfile(self)) {
             Ok(d) => Ok(d.as_ref()),
             Err(ds) => Err(ds.clone()),
@@ -128,19 +128,19 @@ impl<'a> Request<'a> {
     }
 }
 
-pub type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
+pub(crate) type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
 
-pub trait DescriptorSource {
+pub(crate) trait DescriptorSource {
     /// The descriptor of `req.service`, `None` when this source has none for it.
     fn describe(&self, req: &Request) -> SourceResult;
 }
 
 /// The ordered chain of sources.
-pub struct Sources(Vec<Box<dyn DescriptorSource>>);
+pub(crate) struct Sources(Vec<Box<dyn DescriptorSource>>);
 
 impl Sources {
     /// Clawdapus' order, with `--descriptor SERVICE=PATH` overrides first.
-    pub fn standard(overrides: BTreeMap<String, PathBuf>, images: std::sync::Arc<crate::image::ImageSet>) -> Self {
+    pub(crate) fn standard(overrides: BTreeMap<String, PathBuf>, images: std::sync::Arc<crate::image::ImageSet>) -> Self {
         Sources(vec![
             Box::new(CommandLine(overrides)),
             Box::new(DescribeFile),
@@ -150,7 +150,7 @@ impl Sources {
         ])
     }
 
-    pub fn describe(&self, req: &Request) -> SourceResult {
+    pub(crate) fn describe(&self, req: &Request) -> SourceResult {
         for source in &self.0 {
             if let Some(found) = source.describe(req)? {
                 return Ok(Some(found));
@@ -289,7 +289,7 @@ impl DescriptorSource for BuildContext {
 
 /// The build context's descriptor: the file its Dockerfile's `LABEL claw.describe` names,
 /// else `.claw-describe.json`, confined to the context.
-pub fn build_context(req: &Request) -> SourceResult {
+pub(crate) fn build_context(req: &Request) -> SourceResult {
     let Some(build) = &req.service.build else { return Ok(None) };
     let context = fs::normalize(&req.pod_dir.join(&build.context));
     let label = req.dockerfile()?.and_then(|d| d.labels.get("claw.describe").map(|l| (l.clone(), d.name.clone())));
@@ -322,7 +322,7 @@ pub fn build_context(req: &Request) -> SourceResult {
 }
 
 /// Reads the skill files a descriptor or an image names, confined and recorded.
-pub struct Skills<'a> {
+pub(crate) struct Skills<'a> {
     pub pod_dir: &'a Path,
     pub log: &'a record::InputLog,
 }
@@ -330,7 +330,7 @@ pub struct Skills<'a> {
 impl Skills<'_> {
     /// The skill at `path` under `root` (a build context or an image): its source name
     /// and text. `named_by` is the label that named it, when not the descriptor.
-    pub fn read(&self, root: &SkillRoot, path: &str, named_by: Option<&str>) -> Result<(String, String), Diagnostic> {
+    pub(crate) fn read(&self, root: &SkillRoot, path: &str, named_by: Option<&str>) -> Result<(String, String), Diagnostic> {
         let root = match root {
             SkillRoot::Dir(d) => d,
             SkillRoot::Image(facts) => return image_file(facts, path, Some(named_by.unwrap_or("the descriptor's skill")), self.log),
@@ -353,7 +353,7 @@ impl Skills<'_> {
 
 /// A file the image's labels or descriptor name (read by the image fetch), recorded in
 /// the input log as `<image>:<path>`.
-pub fn image_file(
+pub(crate) fn image_file(
     facts: &crate::image::ImageFacts,
     raw: &str,
     named_by: Option<&str>,
@@ -367,7 +367,7 @@ pub fn image_file(
 
 /// What a build context's Dockerfile (or Clawfile) says about the service.
 #[derive(Clone, Debug)]
-pub struct Dockerfile {
+pub(crate) struct Dockerfile {
     /// Pod-relative name of the file.
     pub name: String,
     pub labels: BTreeMap<String, String>,
@@ -390,7 +390,7 @@ fn read_dockerfile(req: &Request) -> Result<Option<Dockerfile>, Vec<Diagnostic>>
                 let parsed = dockerfile::parse(&text);
                 return Ok(Some(Dockerfile { name, labels: parsed.labels, claw_type: parsed.claw_type }));
             }
-            Err(ReadError::Missing) => continue,
+            Err(ReadError::Missing) => {}
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d.at(build.loc)]),
         }
     }
@@ -399,7 +399,7 @@ fn read_dockerfile(req: &Request) -> Result<Option<Dockerfile>, Vec<Diagnostic>>
 
 /// Where a service's runner was declared, and the name it gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunnerDecl {
+pub(crate) struct RunnerDecl {
     /// The value as written (`claw.type` label or `CLAW_TYPE` directive).
     pub value: String,
     /// Where: `image <ref> label claw.type`, `<Dockerfile> LABEL claw.type`, or
@@ -409,7 +409,7 @@ pub struct RunnerDecl {
 
 /// The runner an agent declares: its image's `claw.type` label, else its build
 /// Clawfile's `CLAW_TYPE` directive, else the Dockerfile's `LABEL claw.type`.
-pub fn runner(req: &Request, images: &crate::image::ImageSet) -> Option<RunnerDecl> {
+pub(crate) fn runner(req: &Request, images: &crate::image::ImageSet) -> Option<RunnerDecl> {
     let reference = req.service.image.as_ref().map(|i| &i.value);
     if let Some(value) = reference.and_then(|r| images.found.get(r)).and_then(|f| f.label(crate::image::TYPE_LABEL)) {
         let r = reference.map(String::as_str).unwrap_or_default();

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputEntry {
+pub(crate) struct InputEntry {
     /// What the file is to clawc: `pod`, `descriptor`, `dockerfile`, `snapshot`, `skill`,
     /// `image` (a file read out of an image, named `<image>:<path>`).
     pub role: &'static str,
@@ -18,7 +18,7 @@ pub struct InputEntry {
 }
 
 #[derive(Debug, Default)]
-pub struct InputLog {
+pub(crate) struct InputLog {
     entries: RefCell<BTreeMap<String, InputEntry>>,
     /// Where every input named by the pod, a descriptor or a label must resolve.
     root: Option<fs::InputRoot>,
@@ -26,19 +26,19 @@ pub struct InputLog {
 
 impl InputLog {
     /// A log whose reads are confined to `root`.
-    pub fn new(root: fs::InputRoot) -> Self {
+    pub(crate) fn new(root: fs::InputRoot) -> Self {
         InputLog { entries: RefCell::default(), root: Some(root) }
     }
 
     /// Reads `path` (called `name`, pod-relative), confined to the input root, and records
     /// what was found.
-    pub fn read(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+    pub(crate) fn read(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
         self.read_in(self.root.as_ref(), path, name, role)
     }
 
     /// Reads a path the operator gave on the command line (`--descriptor`): anywhere, but
     /// still only a regular file within the size limit.
-    pub fn read_trusted(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+    pub(crate) fn read_trusted(&self, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
         self.read_in(None, path, name, role)
     }
 
@@ -54,11 +54,11 @@ impl InputLog {
     }
 
     /// Records an input that is not a file on disk (a file read out of an image).
-    pub fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
+    pub(crate) fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
         self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
     }
 
-    pub fn entries(&self) -> BTreeMap<String, InputEntry> {
+    pub(crate) fn entries(&self) -> BTreeMap<String, InputEntry> {
         self.entries.borrow().clone()
     }
 }

@@ -49,7 +49,7 @@ fn inputs(target: &str) -> Vec<PathBuf> {
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(non-string panic payload)".to_string())
 }
@@ -153,17 +153,17 @@ fn targets_corpora_and_known_failures_agree() {
 /// that reach the layer walker and the descriptor decoder, not only error paths).
 #[test]
 fn image_seeds_reach_the_files_inside() {
-    use clawc::image::FileRead;
+    use clawc::fuzzing::FileRead;
     let archive = corpus_root().join("archive").join("edge-legacy.tar");
     let fixed = clawc::fuzzing::fix_tar_checksums(&std::fs::read(&archive).unwrap());
     assert_eq!(fixed, std::fs::read(&archive).unwrap(), "a valid archive is left as it is");
-    let layout = clawc::image::layout::Layout::open_archive(&archive).unwrap();
+    let layout = clawc::fuzzing::Layout::open_archive(&archive).unwrap();
     let refs = layout.references();
     assert_eq!(refs.len(), 1);
     let files = layout.read(&refs[0], &["/.claw-describe.json".into(), "/.claw-tools.json".into()]).unwrap();
     assert!(files.values().all(|f| matches!(f, FileRead::Text(_))), "{files:?}");
     let layer = std::fs::read(corpus_root().join("layer").join("edge-gzip.tar.gz")).unwrap();
     let open = |_| Ok(Box::new(&layer[..]) as Box<dyn std::io::Read>);
-    let files = clawc::image::layers::find_files(1, open, &["/.claw-describe.json".into()]).unwrap();
+    let files = clawc::fuzzing::find_files(1, open, &["/.claw-describe.json".into()]).unwrap();
     assert!(matches!(files["/.claw-describe.json"], FileRead::Text(_)), "{files:?}");
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn clawc() -> Command {
+pub(crate) fn clawc() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_clawc"));
     // Hermetic: the process environment overlays .env, so start from nothing, and read
     // no image unless a test asks (`--images …` on the command line wins over this).
@@ -15,11 +15,11 @@ pub fn clawc() -> Command {
 }
 
 /// A pod directory in a temporary location.
-pub struct Pod {
+pub(crate) struct Pod {
     pub dir: tempfile::TempDir,
 }
 
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
@@ -27,45 +27,45 @@ pub struct Run {
 
 impl Run {
     /// The diagnostics printed with `--format json`.
-    pub fn diagnostics(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn diagnostics(&self) -> Vec<serde_json::Value> {
         self.stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|v| v.get("code").is_some()).collect()
     }
 
-    pub fn codes(&self) -> Vec<String> {
+    pub(crate) fn codes(&self) -> Vec<String> {
         self.diagnostics().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect()
     }
 
     #[track_caller]
-    pub fn assert_error(&self, code: &str, message_part: &str) -> serde_json::Value {
+    pub(crate) fn assert_error(&self, code: &str, message_part: &str) -> serde_json::Value {
         let d = self.diagnostics().into_iter().find(|d| d["code"] == code && d["message"].as_str().unwrap().contains(message_part));
         d.unwrap_or_else(|| panic!("no {code} diagnostic containing {message_part:?}; got:\n{}\n{}", self.stdout, self.stderr))
     }
 }
 
 impl Pod {
-    pub fn new(pod_yaml: &str) -> Self {
+    pub(crate) fn new(pod_yaml: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("claw-pod.yml"), pod_yaml).unwrap();
         Pod { dir }
     }
 
-    pub fn file(self, rel: &str, text: &str) -> Self {
+    pub(crate) fn file(self, rel: &str, text: &str) -> Self {
         let p = self.dir.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
         self
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// `clawc compile claw-pod.yml -o out --format json <extra>` in the pod directory.
-    pub fn compile(&self, extra: &[&str]) -> Run {
+    pub(crate) fn compile(&self, extra: &[&str]) -> Run {
         self.run_with_env(extra, &[])
     }
 
-    pub fn run_with_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    pub(crate) fn run_with_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let mut c = clawc();
         c.current_dir(self.dir.path()).args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"]).args(extra);
         for (k, v) in env {
@@ -79,17 +79,17 @@ impl Pod {
         }
     }
 
-    pub fn out_exists(&self) -> bool {
+    pub(crate) fn out_exists(&self) -> bool {
         self.path("out").exists()
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }
 }
 
 /// Every file under `root`, by `/`-separated relative path.
-pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -108,7 +108,7 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// A one-tool v2 HTTP descriptor for `tool` (used by many tests).
-pub fn http_descriptor(tools: &[&str]) -> String {
+pub(crate) fn http_descriptor(tools: &[&str]) -> String {
     let tools: Vec<String> = tools
         .iter()
         .map(|t| {

@@ -103,10 +103,10 @@ fn no_module_uses_one_above_it() {
         for used in uses(&std::fs::read_to_string(&file).unwrap()) {
             match layers.get(&used) {
                 Some(&r) if r > rank => {
-                    problems.push(format!("src/{} (layer {rank}, `{module}`) uses `{used}` (layer {r})", rel.display()))
+                    problems.push(format!("src/{} (layer {rank}, `{module}`) uses `{used}` (layer {r})", rel.display()));
                 }
                 None if used != module => {
-                    problems.push(format!("src/{}: uses `crate::{used}`, which the layer table lacks", rel.display()))
+                    problems.push(format!("src/{}: uses `crate::{used}`, which the layer table lacks", rel.display()));
                 }
                 _ => {}
             }

@@ -9,7 +9,7 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn validator(name: &str) -> jsonschema::Validator {
+pub(crate) fn validator(name: &str) -> jsonschema::Validator {
     let load = |n: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(root().join("schemas").join(n)).unwrap()).unwrap() };
     let schema = load(name);
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
