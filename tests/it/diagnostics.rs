@@ -3,23 +3,13 @@
 //! `src/`, and every code the docs mention exists. `UPDATE_GOLDEN=1 cargo test --test it
 //! diagnostics_doc` rewrites `docs/diagnostics.md`; review the diff.
 
+use super::harness::rust_files;
 use clawc::diag::catalogue::{ALL, markdown};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 #[test]

@@ -119,3 +119,15 @@ pub(crate) fn http_descriptor(tools: &[&str]) -> String {
         .collect();
     format!(r#"{{"version":2,"description":"svc","tools":[{}]}}"#, tools.join(","))
 }
+
+/// Every `.rs` file under `dir`, recursively.
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The layers of `docs/ARCHITECTURE.md` hold: no module of `src/` uses a module of a
 //! higher layer, and every top-level module is in the table.
 
+use super::harness::rust_files;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -66,17 +67,6 @@ fn top_level_items(group: &str) -> Vec<String> {
     }
     out.retain(|n| !n.is_empty());
     out
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The top-level module a file of `src/` belongs to (`None`: the binary, `lib.rs`).
