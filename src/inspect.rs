@@ -62,7 +62,11 @@ fn command_line(sources: &mut SourceMap, text: String) -> Loc {
 }
 
 fn last_name(p: &str) -> String {
-    let base = describe::service::basename(p);
+    let mut base = describe::service::basename(p);
+    // `svc/.claw-describe.json` describes `svc`.
+    if matches!(base, ".claw-describe.json" | ".claw-tools.json" | "claw-tools.json") {
+        base = describe::service::basename(p.trim_end_matches('/').rsplit_once('/').map_or("", |(dir, _)| dir));
+    }
     let base = base.split(['@', ':']).next().unwrap_or(base);
     let base = base.trim_end_matches(".claw-tools.json").trim_end_matches(".claw-describe.json").trim_end_matches(".json");
     if base.is_empty() || base == "." { "service".to_string() } else { base.to_string() }

@@ -168,8 +168,11 @@ fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap) -> String {
     };
     let desc = &s.descriptor;
     let _ = writeln!(o, "  descriptor  version {}, from the {} `{}`", desc.version, s.origin.as_str(), sources.name(s.file));
-    if let Some(snap) = &s.snapshot {
-        let _ = writeln!(o, "  snapshot    `{snap}` (its tools join the descriptor's)");
+    match &s.snapshot {
+        Some(snap) if !sources.name(s.file).starts_with(snap.as_str()) => {
+            let _ = writeln!(o, "  snapshot    `{snap}` (its tools join the descriptor's)");
+        }
+        _ => {}
     }
     if !desc.description.is_empty() {
         let _ = writeln!(o, "  about       {}", desc.description);
