@@ -64,7 +64,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     let compiled = compile(&opts);
     if !(args.check && args.format == Format::Json) {
-        report(&compiled.diagnostics.0, &compiled.sources, args.format);
+        super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
     }
     let Some(artifacts) = compiled.artifacts.as_ref() else {
         if args.check && args.format == Format::Json {
@@ -79,7 +79,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     match write_tree(&out, artifacts, &compiled.secrets) {
         Ok(w) => {
-            report(&w.warnings, &compiled.sources, args.format);
+            super::print_diagnostics(&w.warnings, &compiled.sources, args.format);
             let line = format!(
                 "compiled {} agent{} into {}: {} written, {} unchanged, {} removed",
                 compiled.agents,
@@ -93,18 +93,9 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             0
         }
         Err(d) => {
-            report(std::slice::from_ref(&d), &compiled.sources, args.format);
+            super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
             summary(args.format, "failed", 3, None, &compiled);
             3
-        }
-    }
-}
-
-pub(super) fn report(diags: &[Diagnostic], sources: &SourceMap, format: Format) {
-    for d in diags {
-        match format {
-            Format::Human => eprintln!("{:?}", d.to_report(sources)),
-            Format::Json => println!("{}", serde_json::to_string(&d.to_json(sources)).expect("diagnostics serialize")),
         }
     }
 }
@@ -190,9 +181,9 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
     let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
     let leaks = crate::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();
-    let failed = leaks.iter().any(super::super::diag::Diagnostic::is_error);
+    let failed = leaks.iter().any(Diagnostic::is_error);
     if args.format == Format::Human {
-        report(&leaks, &sources, args.format);
+        super::print_diagnostics(&leaks, &sources, args.format);
     }
     let diags = json_values(&leaks, &sources);
     super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock");
@@ -211,7 +202,7 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact:
             let leaks = crate::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
             let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
             if args.format == Format::Human {
-                report(&leaks, &compiled.sources, args.format);
+                super::print_diagnostics(&leaks, &compiled.sources, args.format);
             }
             let mut diags = json_diags(compiled);
             diags.extend(json_values(&leaks, &compiled.sources));
@@ -219,7 +210,7 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact:
             i32::from(!(drift.is_empty() && leaks.is_empty()))
         }
         Err(d) => {
-            report(std::slice::from_ref(&d), &compiled.sources, Format::Human);
+            super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
             3
         }
     }

@@ -60,7 +60,7 @@ pub(super) fn run(args: DescribeArgs) -> i32 {
     let out = inspect(&target, args.name.as_deref(), &opts);
     let format = if args.format == DescribeFormat::Json { super::Format::Json } else { super::Format::Human };
     let Some(d) = out.described.as_ref() else {
-        super::compile::report(&out.diagnostics.0, &out.sources, format);
+        super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
         return out.exit_code();
     };
     match args.format {
@@ -70,8 +70,8 @@ pub(super) fn run(args: DescribeArgs) -> i32 {
             println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
         }
         DescribeFormat::Text => {
-            super::compile::report(&out.diagnostics.0, &out.sources, format);
-            print!("{}", to_text(d, &out.sources));
+            super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
+            print!("{}", to_text(d, &out.sources, opts.images.is_empty() && matches!(target, Target::Service(_))));
         }
     }
     0
@@ -149,7 +149,7 @@ fn auth_kind(a: &crate::describe::Auth) -> &'static str {
 
 /// The text form: the service, then one section per kind of fact, each saying where it
 /// came from.
-fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap) -> String {
+fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(o, "service {}", d.name);
@@ -163,7 +163,8 @@ fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap) -> String {
         None => {}
     }
     let Some(s) = &d.descriptor else {
-        o.push_str("  descriptor  none (no source describes this service)\n");
+        let why = if no_images { "; images were not read (--images none)" } else { "" };
+        let _ = writeln!(o, "  descriptor  none (no source describes this service{why})");
         return o;
     };
     let desc = &s.descriptor;

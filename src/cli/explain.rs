@@ -29,7 +29,7 @@ pub(super) fn run(args: ExplainArgs) -> i32 {
     };
     let a = compiled.analysis.as_ref().expect("analyze returns an analysis");
     let fail = |d: crate::diag::Diagnostic| {
-        super::compile::report(std::slice::from_ref(&d), &compiled.sources, args.format);
+        super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
         2
     };
     let service = match access::agent_service(a, &args.agent) {

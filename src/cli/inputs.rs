@@ -71,7 +71,7 @@ impl PodArgs {
     pub(super) fn analyze(&self, pod: &std::path::Path, format: super::Format) -> Result<Compiled, i32> {
         let compiled = crate::compile(&self.options(pod, SecretMode::Redact)?);
         if compiled.analysis.is_none() || format == super::Format::Human {
-            super::compile::report(&compiled.diagnostics.0, &compiled.sources, format);
+            super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, format);
         }
         if compiled.analysis.is_none() {
             return Err(compiled.exit_code());

@@ -45,6 +45,16 @@ pub enum Format {
     Json,
 }
 
+/// Prints diagnostics: drawn on stderr (human), or one JSON object per line on stdout.
+fn print_diagnostics(diags: &[crate::diag::Diagnostic], sources: &crate::sourcemap::SourceMap, format: Format) {
+    for d in diags {
+        match format {
+            Format::Human => eprintln!("{:?}", d.to_report(sources)),
+            Format::Json => println!("{}", serde_json::to_string(&d.to_json(sources)).expect("diagnostics serialize")),
+        }
+    }
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
     let cli = match Cli::try_parse() {

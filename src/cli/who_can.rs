@@ -29,7 +29,7 @@ pub(super) fn run(args: WhoCanArgs) -> i32 {
     let (service, _, tool) = match access::target(a, &args.target) {
         Ok(t) => t,
         Err(d) => {
-            super::compile::report(std::slice::from_ref(&d), &compiled.sources, args.format);
+            super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
             return 2;
         }
     };
