@@ -340,15 +340,15 @@ pub(crate) fn build(
     }
     let secrets = secrets::collect(&plans);
     let artifacts = {
-        // The leak scan reads the redacted tree; with inline tokens the files that carry
-        // them are then rendered again, in the mode asked for. report.json comes last,
-        // with every warning (the scan's too).
-        let redacted = project::project(&pod, &registry, &plans, sources, SecretMode::Redact);
+        // Projection runs once, redacted, and the leak scan reads that; with inline tokens
+        // only the files that carry them are rendered again. report.json comes last, with
+        // every warning (the scan's too).
+        let redacted = project::project(&pod, &registry, &plans, sources);
         diags.extend(secrets::scan(&redacted.artifacts, &secrets));
         if diags.has_errors() {
             return None;
         }
-        let projected = if mode == SecretMode::Redact { redacted } else { project::project(&pod, &registry, &plans, sources, mode) };
+        let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans) };
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
         let tree = projected.with_report(&pod, &registry, sources, &warnings);
         // The report holds no token in either mode; scan it on its own.

@@ -17,7 +17,7 @@ use crate::artifact::ArtifactSet;
 use crate::artifact::json::to_go_json;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
-use crate::pod::Pod;
+use crate::pod::{Claw, Pod};
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use std::collections::BTreeMap;
@@ -32,15 +32,9 @@ pub(crate) struct Projected<'a> {
     agents: Vec<report::AgentReport<'a>>,
 }
 
-/// Builds every per-agent artifact. `mode` decides how tokens are written; files that
-/// hold a literal token are marked secret.
-pub(crate) fn project<'a>(
-    pod: &'a Pod,
-    reg: &'a Registry,
-    plans: &'a BTreeMap<String, Plan>,
-    sources: &SourceMap,
-    mode: SecretMode,
-) -> Projected<'a> {
+/// Builds every per-agent artifact with tokens redacted (`${VAR}`); [`Projected::inline`]
+/// then writes literal tokens where `--secrets inline` asks for them.
+pub(crate) fn project<'a>(pod: &'a Pod, reg: &'a Registry, plans: &'a BTreeMap<String, Plan>, sources: &SourceMap) -> Projected<'a> {
     let mut out = ArtifactSet::default();
     let mut agents = Vec::new();
     for (service, plan) in plans {
@@ -59,18 +53,10 @@ pub(crate) fn project<'a>(
                 context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(|r| r.runner.as_str())),
                 false,
             );
-            let inline = mode == SecretMode::Inline;
-            if mediated && !plan.tools.is_empty() {
-                let secret = inline && plan.tools.iter().any(|t| t.auth.as_ref().is_some_and(|a| a.value.is_some()));
-                put(&mut out, "tools.json", mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode), secret);
-            }
-            if mediated && !plan.feeds.is_empty() {
-                let secret = inline && plan.feeds.iter().any(|f| f.auth.as_ref().is_some_and(|a| a.value.is_some()));
-                put(&mut out, "feeds.json", mediated::feeds_json(&id, &plan.feeds, mode), secret);
-            }
-            if let Some(m) = plan.memory.as_ref().filter(|_| mediated) {
-                let secret = inline && m.auth.as_ref().is_some_and(|a| a.value.is_some());
-                put(&mut out, "memory.json", mediated::memory_json(m, mode), secret);
+            if mediated {
+                for (name, bytes, secret) in mediated_files(reg, claw, &id, plan, SecretMode::Redact) {
+                    put(&mut out, name, bytes, secret);
+                }
             }
             for s in claw.surfaces.iter().filter(|s| s.scheme == "service") {
                 if let Some(skill) = reg.services.get(&s.target).and_then(|d| d.skill.as_ref()) {
@@ -85,7 +71,44 @@ pub(crate) fn project<'a>(
     Projected { artifacts: out, agents }
 }
 
+/// An agent's cllama files (tools, feeds, memory), the only files that carry tokens:
+/// (name, bytes, whether it holds a literal token).
+fn mediated_files(reg: &Registry, claw: &Claw, id: &str, plan: &Plan, mode: SecretMode) -> Vec<(&'static str, Vec<u8>, bool)> {
+    let inline = mode == SecretMode::Inline;
+    let literal = |t: Option<&crate::grant::Token>| inline && t.is_some_and(|a| a.value.is_some());
+    let mut out = Vec::new();
+    if !plan.tools.is_empty() {
+        let secret = plan.tools.iter().any(|t| literal(t.auth.as_ref()));
+        out.push(("tools.json", mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode), secret));
+    }
+    if !plan.feeds.is_empty() {
+        let secret = plan.feeds.iter().any(|f| literal(f.auth.as_ref()));
+        out.push(("feeds.json", mediated::feeds_json(id, &plan.feeds, mode), secret));
+    }
+    if let Some(m) = &plan.memory {
+        out.push(("memory.json", mediated::memory_json(m, mode), literal(m.auth.as_ref())));
+    }
+    out
+}
+
 impl Projected<'_> {
+    /// The tree with literal tokens (`--secrets inline`): only the cllama files of agents
+    /// are rendered again; everything else is what the redacted projection made.
+    pub(crate) fn inline(mut self, pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>) -> Self {
+        for (service, plan) in plans {
+            let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
+            if claw.cllama.is_empty() {
+                continue;
+            }
+            for id in claw.agent_ids(service) {
+                for (name, bytes, secret) in mediated_files(reg, claw, &id, plan, SecretMode::Inline) {
+                    self.artifacts.insert_secret(format!("context/{id}/{name}"), bytes, secret);
+                }
+            }
+        }
+        self
+    }
+
     /// The whole tree: the per-agent artifacts and `report.json` with `warnings`.
     pub(crate) fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
         let report = report::Report {
