@@ -128,6 +128,7 @@ fn descriptor_json(service: &str, s: &ServiceDescriptor, sources: &crate::source
         "description": desc.description,
         "origin": s.origin.as_str(),
         "from": sources.name(s.file),
+        "image": s.image.as_ref().map(|i| json!({"reference": i.reference, "id": i.id})),
         "snapshot": s.snapshot,
         "mcp": desc.mcp.as_ref().map(|m| json!({"path": m.path})),
         "auth": auth,
@@ -169,6 +170,9 @@ fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool
     };
     let desc = &s.descriptor;
     let _ = writeln!(o, "  descriptor  version {}, from the {} `{}`", desc.version, s.origin.as_str(), sources.name(s.file));
+    if let Some(i) = &s.image {
+        let _ = writeln!(o, "  image       {} ({})", i.reference, i.id);
+    }
     match &s.snapshot {
         Some(snap) if !sources.name(s.file).starts_with(snap.as_str()) => {
             let _ = writeln!(o, "  snapshot    `{snap}` (its tools join the descriptor's)");

@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::image::diags as image_diags;
 use crate::origin::OriginKind;
 use crate::runner;
-use crate::source::{self, Declared, Loaded, RunnerDecl, SkillRoot, Snapshot, Text, diags as source_diags};
+use crate::source::{self, Declared, ImageRef, Loaded, RunnerDecl, SkillRoot, Snapshot, Text, diags as source_diags};
 use crate::sourcemap::{FileId, Loc, SourceMap};
 
 /// Everything clawc knows about one service.
@@ -43,6 +43,8 @@ pub struct ServiceDescriptor {
     /// has only a snapshot).
     pub file: FileId,
     pub origin: OriginKind,
+    /// The image it was read from (origin `image`): reference and image ID.
+    pub image: Option<ImageRef>,
     /// The baked `tools/list` snapshot whose tools joined the descriptor's, as read.
     pub snapshot: Option<String>,
     pub skill: Option<Skill>,
@@ -116,7 +118,7 @@ fn descriptor(
     };
     let descriptor = descriptor?;
     let skill = skill(service, &loaded, &descriptor, file, skills, sources, diags);
-    Some(ServiceDescriptor { descriptor, file, origin: loaded.kind, snapshot: snapshot_name, skill })
+    Some(ServiceDescriptor { descriptor, file, origin: loaded.kind, image: loaded.image(), snapshot: snapshot_name, skill })
 }
 
 /// Decodes a text already in the source map.

@@ -54,7 +54,23 @@ pub(crate) struct Loaded {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// An image a description was read from: the reference the pod writes and its content
+/// address (Docker image ID / OCI config digest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRef {
+    pub reference: String,
+    pub id: String,
+}
+
 impl Loaded {
+    /// The image this was read from, when it was.
+    pub(crate) fn image(&self) -> Option<ImageRef> {
+        match &self.skill_root {
+            SkillRoot::Image(f) => Some(ImageRef { reference: f.reference.clone(), id: f.info.id.clone() }),
+            SkillRoot::Dir(_) => None,
+        }
+    }
+
     /// A descriptor file found on disk.
     fn file(kind: OriginKind, name: String, text: String, skill_root: SkillRoot) -> Self {
         Loaded { kind, descriptor: Some(Text { name, text }), snapshot: None, skill_root, warnings: Vec::new() }
