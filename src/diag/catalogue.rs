@@ -364,8 +364,8 @@ catalogue! {
             "A descriptor and a snapshot that cannot be joined (a version 1 descriptor, or HTTP tools next to MCP ones)."
             "`api:1.0:/svc/descriptor.json` is a version 1 descriptor, which cannot carry the tools of `api:1.0:/svc/tools.json`";
         BAD_SOURCE = "clawc::image::bad_source" (Image, Error, Input)
-            "Reserved for an `--images` value clawc cannot use; today the command line rejects one before compiling (exit 2)."
-            "--images ftp://images";
+            "The image sources cannot answer the question: `clawc describe --image REF` with `--images none` (a malformed `--images` value is refused by the command line before any pass runs)."
+            "--images none: there is no image source to read the image from";
         INTERRUPTED = "clawc::image::interrupted" (Image, Error, Environment)
             "Interrupted (Ctrl-C) while reading images; temporary containers were removed."
             "interrupted; temporary containers were removed";
