@@ -119,7 +119,7 @@ fn build_context(dir: &Path, name: String, loc: Loc, sources: &mut SourceMap, di
     let log = InputLog::new(InputRoot::new(dir).unwrap_or_else(|_| InputRoot::discover(dir)));
     let declared = Declared { build: Some(Build { context: ".".into(), dockerfile: None, loc }), agent: true, ..declared(name, loc) };
     let req = Request::new(dir, &declared, &log);
-    let loaded = crate::source::build_context(&req);
+    let loaded = crate::source::build_context::build_context(&req);
     let runner = crate::source::runner(&req, &ImageSet::default());
     let skills = Skills { pod_dir: dir, log: &log };
     Some(describe::service::describe(&declared, describe::service::Input { loaded, runner }, &skills, sources, diags))

@@ -1,5 +1,6 @@
-//! Where a service's descriptor bytes come from. Each place is a [`DescriptorSource`];
-//! [`Sources::standard`] chains them in Clawdapus' order (the first that has one wins):
+//! Where a service's descriptor bytes come from. Each place is a [`DescriptorSource`] in
+//! a file of its own; [`Sources::standard`], the one table of them, chains them in
+//! Clawdapus' order (the first that has one wins):
 //! `--descriptor`, `x-claw.describe-file`, a `.claw-discovered/` snapshot, the image the
 //! service names ([`image::Image`]), the build context.
 //!
@@ -8,7 +9,11 @@
 //! `Described` service without touching disk. A [`Request`] is a service's declared
 //! sources ([`Declared`]), not a pod: `clawc describe PATH` builds one from a path.
 
+pub(crate) mod build_context;
+pub(crate) mod command_line;
+pub(crate) mod describe_file;
 pub(crate) mod diags;
+pub(crate) mod discovered;
 pub(crate) mod dockerfile;
 pub(crate) mod fs;
 pub(crate) mod image;
@@ -158,11 +163,11 @@ impl Sources {
     /// Clawdapus' order, with `--descriptor SERVICE=PATH` overrides first.
     pub(crate) fn standard(overrides: BTreeMap<String, PathBuf>, images: std::sync::Arc<crate::image::ImageSet>) -> Self {
         Sources(vec![
-            Box::new(CommandLine(overrides)),
-            Box::new(DescribeFile),
-            Box::new(Discovered),
+            Box::new(command_line::CommandLine(overrides)),
+            Box::new(describe_file::DescribeFile),
+            Box::new(discovered::Discovered),
             Box::new(image::Image(images)),
-            Box::new(BuildContext),
+            Box::new(build_context::BuildContext),
         ])
     }
 
@@ -191,7 +196,7 @@ impl Sources {
 }
 
 /// Reads a descriptor file that must exist.
-fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
+pub(crate) fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: Option<crate::sourcemap::Loc>) -> SourceResult {
     let pod_dir = req.pod_dir;
     let name = fs::relative_name(pod_dir, path);
     let read = if kind == OriginKind::CommandLine {
@@ -212,129 +217,11 @@ fn read_required(req: &Request, path: &Path, kind: OriginKind, what: &str, loc: 
 }
 
 /// Skills of build services resolve in the build context, others beside the descriptor.
-fn with_build_root(mut loaded: Loaded, req: &Request) -> Loaded {
+pub(crate) fn with_build_root(mut loaded: Loaded, req: &Request) -> Loaded {
     if let Some(b) = &req.service.build {
         loaded.skill_root = SkillRoot::Dir(fs::normalize(&req.pod_dir.join(&b.context)));
     }
     loaded
-}
-
-struct CommandLine(BTreeMap<String, PathBuf>);
-
-impl DescriptorSource for CommandLine {
-    fn describe(&self, req: &Request) -> SourceResult {
-        let Some(path) = self.0.get(&req.service.name) else { return Ok(None) };
-        Ok(read_required(req, path, OriginKind::CommandLine, "--descriptor file", None)?.map(|l| with_build_root(l, req)))
-    }
-}
-
-struct DescribeFile;
-
-impl DescriptorSource for DescribeFile {
-    fn describe(&self, req: &Request) -> SourceResult {
-        let Some(file) = &req.service.describe_file else { return Ok(None) };
-        let path = fs::normalize(&req.pod_dir.join(&file.value));
-        Ok(read_required(req, &path, OriginKind::DescribeFile, "describe-file", Some(file.loc))?.map(|l| with_build_root(l, req)))
-    }
-}
-
-struct Discovered;
-
-/// `.claw-discovered/<name>` sanitising: `/ \ :` → `-`; empty, `.` or `..` → `service`.
-fn sanitize(name: &str) -> String {
-    let s: String = name.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
-    if matches!(s.as_str(), "" | "." | "..") { "service".to_string() } else { s }
-}
-
-impl DescriptorSource for Discovered {
-    fn describe(&self, req: &Request) -> SourceResult {
-        let svc = req.service;
-        let sidecar = svc.stdio.as_ref().filter(|_| svc.sidecar);
-        if sidecar.is_none() && svc.build.is_none() {
-            return Ok(None);
-        }
-        let path = req.pod_dir.join(".claw-discovered").join(format!("{}.claw-describe.json", sanitize(&svc.name)));
-        let name = fs::relative_name(req.pod_dir, &path);
-        let text = match req.log.read(&path, &name, "snapshot") {
-            Ok(t) => t,
-            Err(ReadError::Missing) => return Ok(None),
-            Err(ReadError::Invalid(d) | ReadError::Io(d)) => return Err(vec![d]),
-        };
-        let discovery = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("x-claw-discovery").cloned());
-        let field =
-            |k: &str| discovery.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::trim).unwrap_or_default().to_string();
-        let mut warnings = Vec::new();
-        if let Some(cmd) = sidecar {
-            let args: Vec<String> = discovery
-                .as_ref()
-                .and_then(|d| d.get("args"))
-                .and_then(|a| a.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-                .unwrap_or_default();
-            if discovery.is_some() && (field("command") != cmd.command || args != cmd.args) {
-                let s = &svc.name;
-                warnings.push(
-                    Diagnostic::warning(
-                        diags::STALE_SNAPSHOT,
-                        format!("service \"{s}\" discovered descriptor is stale; run 'claw discover {s}' to refresh .claw-discovered"),
-                    )
-                    .at(svc.loc)
-                    .help("the snapshot records another mcp-stdio command or args than the pod declares"),
-                );
-            }
-        } else {
-            // A build service uses only a runtime-descriptor snapshot of its own image.
-            let image = svc.image.as_ref().map(|i| i.value.as_str()).unwrap_or_default();
-            if field("command") != "runtime-descriptor" || field("wrapper_image") != image {
-                return Ok(None);
-            }
-        }
-        let skill_root = SkillRoot::Dir(req.pod_dir.join(".claw-discovered"));
-        let loaded = Loaded { warnings, ..Loaded::file(OriginKind::Discovered, name, text, skill_root) };
-        Ok(Some(with_build_root(loaded, req)))
-    }
-}
-
-struct BuildContext;
-
-impl DescriptorSource for BuildContext {
-    fn describe(&self, req: &Request) -> SourceResult {
-        build_context(req)
-    }
-}
-
-/// The build context's descriptor: the file its Dockerfile's `LABEL claw.describe` names,
-/// else `.claw-describe.json`, confined to the context.
-pub(crate) fn build_context(req: &Request) -> SourceResult {
-    let Some(build) = &req.service.build else { return Ok(None) };
-    let context = fs::normalize(&req.pod_dir.join(&build.context));
-    let label = req.dockerfile()?.and_then(|d| d.labels.get("claw.describe").map(|l| (l.clone(), d.name.clone())));
-    let path = match &label {
-        Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
-            vec![
-                Diagnostic::error(
-                    diags::PATH_ESCAPE,
-                    format!("service \"{}\": LABEL claw.describe in `{dockerfile}`: {why}", req.service.name),
-                )
-                .at(build.loc)
-                .help("a label path names a file inside the build context, e.g. /service.claw-describe.json"),
-            ]
-        })?,
-        // The implicit file is confined to the context as a label path is.
-        None => fs::contained(&context, ".claw-describe.json").map_err(|why| {
-            vec![
-                Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": .claw-describe.json: {why}", req.service.name))
-                    .at(build.loc)
-                    .help("the build context's descriptor must be a file inside the context"),
-            ]
-        })?,
-    };
-    let name = fs::relative_name(req.pod_dir, &path);
-    match req.log.read(&path, &name, "descriptor") {
-        Ok(text) => Ok(Some(Loaded::file(OriginKind::BuildContext, name, text, SkillRoot::Dir(context)))),
-        Err(ReadError::Missing) => Ok(None),
-        Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
-    }
 }
 
 /// Reads the skill files a descriptor or an image names, confined and recorded.
