@@ -150,4 +150,13 @@ mod tests {
         assert_eq!(Declared::parse("custom-bot"), Declared::Unknown("custom-bot".into()));
         assert_eq!(Declared::parse("OpenClaw").as_str(), "openclaw");
     }
+
+    /// The guide lists the runners in table order (the list is kept from this table).
+    #[test]
+    fn the_guide_lists_every_runner_in_table_order() {
+        let guide = include_str!("../../docs/guide.md");
+        let list = guide.split("The\nknown runners are ").nth(1).and_then(|t| t.split("\n(aliases").next()).expect("runner list in guide");
+        let names: Vec<String> = list.split('`').skip(1).step_by(2).map(str::to_string).collect();
+        assert_eq!(names, Runner::names().collect::<Vec<_>>(), "docs/guide.md lists other runners than src/runner/mod.rs");
+    }
 }
