@@ -439,7 +439,9 @@ impl Cx<'_> {
         let mcp_stdio = x.get("mcp-stdio").filter(|n| !n.is_null());
         let role = if mcp_stdio.is_some() { Role::McpStdio } else { Role::Agent };
         let count = x.get("count").map_or(1, |n| self.count(service, n));
-        let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
+        // A `cllama` key that cannot be read is reported; it does not fall back to the
+        // pod defaults (that would cascade, e.g. into a spurious multi-proxy error).
+        let own_cllama = x.get("cllama").map(|n| self.cllama(n).unwrap_or_default());
         let stdio = mcp_stdio.and_then(|m| self.mcp_stdio(service, m, x, count));
         let describe_file = x
             .get("describe-file")
