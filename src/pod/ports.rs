@@ -43,7 +43,8 @@ pub(super) fn exposed_port(node: &Node) -> Port {
 
 /// A port as written is a range (`8000-8010`): a service URL needs one port.
 pub(super) fn is_range(port: &str) -> bool {
-    port.contains('-')
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    port.split_once('-').is_some_and(|(lo, hi)| digits(lo) && digits(hi))
 }
 
 fn scalar(node: &Node) -> Option<&str> {
@@ -91,6 +92,7 @@ mod tests {
             assert!(matches!(container_port(&scalar_node(bad)), Err(PortProblem::NoPort(_))), "{bad}");
         }
         assert!(matches!(exposed_port(&scalar_node("abc")), Err(PortProblem::NoPort(_))));
+        assert!(is_range("8000-8010") && !is_range("${P:-80}") && !is_range("80"));
         assert_eq!(exposed_port(&scalar_node("4000/tcp")), Ok(Some("4000".to_string())));
     }
 }
