@@ -280,6 +280,15 @@ catalogue! {
         SPREAD_WITHOUT_DEFAULTS = "clawc::expand::spread_without_defaults" (Expand, Error, Input)
             "A list uses `...` but the pod declares no matching `*-defaults`."
             "service \"a\": tools: spread token \"...\" used but no pod-level tools-defaults declared";
+        BAD_PORT = "clawc::pod::bad_port" (Pod, Either, Input)
+            "An `expose` or `ports` entry with no readable container port (an error: the service URL would fall back to port 80), or a port range as a service's first port (a warning: its URL needs one port)."
+            "ports: [\"8080:\"]";
+        UNKNOWN_MASTER = "clawc::pod::unknown_master" (Pod, Error, Input)
+            "`x-claw.master` names a service the pod does not have, or one without `x-claw`."
+            "x-claw.master \"boss\" targets unknown service";
+        MULTI_PROXY = "clawc::pod::multi_proxy" (Pod, Error, Input)
+            "The pod's agents use more than one cllama proxy type (Clawdapus runs one proxy type per pod)."
+            "multi-proxy chaining not yet supported: found proxy types [passthrough policy]; Phase 4 supports one proxy type per pod";
     }
 
     /// `crate::source::diags`.

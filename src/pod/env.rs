@@ -17,6 +17,8 @@ pub(crate) struct Env {
     used: RefCell<BTreeSet<String>>,
     secret: RefCell<BTreeSet<String>>,
     in_secret: Cell<bool>,
+    /// Lookups are not remembered (fields clawc only checks, whose values shape nothing).
+    unrecorded: Cell<bool>,
 }
 
 impl Env {
@@ -25,6 +27,9 @@ impl Env {
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        if self.unrecorded.get() {
+            return self.vars.get(name).map(String::as_str);
+        }
         let set = if self.in_secret.get() { &self.secret } else { &self.used };
         set.borrow_mut().insert(name.to_string());
         self.vars.get(name).map(String::as_str)
@@ -35,6 +40,15 @@ impl Env {
         let before = self.in_secret.replace(true);
         let out = f();
         self.in_secret.set(before);
+        out
+    }
+
+    /// Runs `f` with no lookup remembered: for placeholders clawc checks (so a pod
+    /// `claw up` would refuse is refused) in fields whose values never reach the output.
+    pub(crate) fn unrecorded_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        let before = self.unrecorded.replace(true);
+        let out = f();
+        self.unrecorded.set(before);
         out
     }
 

@@ -142,19 +142,23 @@ impl Cx<'_> {
         match interp::expand(&s.value, self.env) {
             Ok(value) => Some(Spanned { value, loc: s.loc }),
             Err(e) => {
-                let help = match &e {
-                    interp::InterpError::Unresolved(v) => {
-                        format!("set {v} in the pod's .env file or the environment, or give a default: ${{{v}:-value}}")
-                    }
-                    interp::InterpError::Required(_) => "set the variable in the pod's .env file or the environment".to_string(),
-                    interp::InterpError::Malformed(_) => {
-                        "placeholders look like ${NAME}, ${NAME:-default}, ${NAME:?message} or ${NAME:+alt}".to_string()
-                    }
-                };
-                self.error(diags::PLACEHOLDER, format!("{what}: {e}"), s.loc, help);
+                self.placeholder_error(what, &e, s.loc);
                 None
             }
         }
+    }
+
+    fn placeholder_error(&mut self, what: &str, e: &interp::InterpError, loc: Loc) {
+        let help = match e {
+            interp::InterpError::Unresolved(v) => {
+                format!("set {v} in the pod's .env file or the environment, or give a default: ${{{v}:-value}}")
+            }
+            interp::InterpError::Required(_) => "set the variable in the pod's .env file or the environment".to_string(),
+            interp::InterpError::Malformed(_) => {
+                "placeholders look like ${NAME}, ${NAME:-default}, ${NAME:?message} or ${NAME:+alt}".to_string()
+            }
+        };
+        self.error(diags::PLACEHOLDER, format!("{what}: {e}"), loc, help);
     }
 
     fn positive(&mut self, node: &Node, what: &str) -> Option<u64> {
@@ -223,6 +227,9 @@ impl Cx<'_> {
             }
         }
         self.check_feed_sources(&services);
+        self.check_master(root, services_map);
+        self.check_proxy_types(root, services_map, &services);
+        self.check_placeholders(root, services_map, &services);
         Some(Pod { file: self.file, name, services })
     }
 
@@ -331,17 +338,61 @@ impl Cx<'_> {
         let image = node.get("image").and_then(|n| self.string(n, "image"));
         let build = node.get("build").and_then(|n| self.build(n));
         let environment = node.get("environment").map(|n| self.environment(n)).unwrap_or_default();
-        let mut ports = Vec::new();
-        if let Some(list) = node.get("expose").and_then(|n| self.list(n, "expose")) {
-            ports.extend(list.iter().filter_map(ports::exposed_port));
-        }
-        if let Some(list) = node.get("ports").and_then(|n| self.list(n, "ports")) {
-            ports.extend(list.iter().filter_map(ports::container_port));
-        }
-        let mut seen = std::collections::HashSet::new();
-        ports.retain(|p| seen.insert(p.clone()));
+        let ports = self.ports(&name.value, node);
         let claw = node.get("x-claw").and_then(|x| self.claw(&name.value, x, defaults));
         Some(Service { name: name.value.clone(), loc: name.loc, image, build, environment, ports, claw })
+    }
+
+    /// Container-side ports, `expose` then `ports`, deduplicated in order. An entry with
+    /// no readable container port is an error at the entry (never skipped: the service URL
+    /// would silently fall back to port 80); a range as the first port is a warning.
+    fn ports(&mut self, service: &str, node: &Node) -> Vec<String> {
+        let mut out: Vec<(String, Loc)> = Vec::new();
+        for (key, read) in [("expose", ports::exposed_port as fn(&Node) -> ports::Port), ("ports", ports::container_port)] {
+            let Some(list) = node.get(key).and_then(|n| self.list(n, key)) else { continue };
+            for (i, entry) in list.iter().enumerate() {
+                match read(entry) {
+                    Ok(port) => out.extend(port.map(|p| (p, entry.loc))),
+                    Err(problem) => self.port_problem(service, key, i, entry, problem),
+                }
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|(p, _)| seen.insert(p.clone()));
+        if let Some((first, loc)) = out.first().filter(|(p, _)| ports::is_range(p)) {
+            self.diags.push(
+                Diagnostic::warning(
+                    diags::BAD_PORT,
+                    format!("service \"{service}\": its first port is the range \"{first}\"; its URL would be http://{service}:{first}"),
+                )
+                .at(*loc)
+                .help("list the port feeds, tools and memory use first, in `expose`"),
+            );
+        }
+        out.into_iter().map(|(p, _)| p).collect()
+    }
+
+    fn port_problem(&mut self, service: &str, key: &str, i: usize, entry: &Node, problem: ports::PortProblem) {
+        let want = if key == "expose" { "a port" } else { "a port string or a long-form mapping" };
+        let (msg, help) = match problem {
+            ports::PortProblem::Shape(kind) => {
+                let like = if key == "expose" { "4000" } else { "8080:80" };
+                (format!("service \"{service}\": {key}[{i}] must be {want}, got {kind}"), format!("write `{key}` entries like \"{like}\""))
+            }
+            ports::PortProblem::NoTarget => (
+                format!("service \"{service}\": {key}[{i}] has no `target`"),
+                "give the long form the container port: `{target: 80, published: 8080}`".to_string(),
+            ),
+            ports::PortProblem::BadTarget(kind) => (
+                format!("service \"{service}\": {key}[{i}].target must be a port number, got {kind}"),
+                "give the long form the container port: `{target: 80, published: 8080}`".to_string(),
+            ),
+            ports::PortProblem::NoPort(text) => (
+                format!("service \"{service}\": {key}[{i}] \"{text}\" has no usable container port"),
+                "the container side must be a port from 1 to 65535 (or a range `8000-8010`)".to_string(),
+            ),
+        };
+        self.diags.push(Diagnostic::error(diags::BAD_PORT, msg).at(entry.loc).label("no container port").help(help));
     }
 
     fn build(&mut self, node: &Node) -> Option<Build> {
@@ -388,7 +439,9 @@ impl Cx<'_> {
         let mcp_stdio = x.get("mcp-stdio").filter(|n| !n.is_null());
         let role = if mcp_stdio.is_some() { Role::McpStdio } else { Role::Agent };
         let count = x.get("count").map_or(1, |n| self.count(service, n));
-        let own_cllama = x.get("cllama").and_then(|n| self.cllama(n));
+        // A `cllama` key that cannot be read is reported; it does not fall back to the
+        // pod defaults (that would cascade, e.g. into a spurious multi-proxy error).
+        let own_cllama = x.get("cllama").map(|n| self.cllama(n).unwrap_or_default());
         let stdio = mcp_stdio.and_then(|m| self.mcp_stdio(service, m, x, count));
         let describe_file = x
             .get("describe-file")
@@ -491,12 +544,11 @@ impl Cx<'_> {
 
     fn mcp_stdio(&mut self, service: &str, m: &Node, x: &Node, count: u32) -> Option<StdioCommand> {
         self.map(m, "mcp-stdio")?;
-        let command = m
-            .get("command")
-            .and_then(|c| self.interp(c, "mcp-stdio.command"))
-            .map(|c| c.value.trim().to_string())
-            .filter(|c| !c.is_empty());
-        if command.is_none() {
+        let written = m.get("command").filter(|c| !c.is_null());
+        let read = written.map(|c| self.interp(c, "mcp-stdio.command"));
+        let command = read.clone().flatten().map(|c| c.value.trim().to_string()).filter(|c| !c.is_empty());
+        // An unreadable command (a placeholder, a wrong type) is already reported.
+        if command.is_none() && !matches!(read, Some(None)) {
             self.error(
                 diags::REQUIRED,
                 format!("service \"{service}\": mcp-stdio command is required"),
@@ -608,8 +660,15 @@ impl Cx<'_> {
             }
             return Some(FeedEntry::ByName(Spanned { value: name.value.trim().to_string(), loc: name.loc }));
         }
-        let field =
-            |cx: &mut Self, key: &str| node.get(key).filter(|n| !n.is_null()).and_then(|n| cx.interp(n, &format!("feed {index}: {key}")));
+        // A field that is present but unreadable (a placeholder, a wrong type) is already
+        // reported: it is not also "required" (Clawdapus reports only the placeholder).
+        let mut unreadable = false;
+        let mut field = |cx: &mut Self, key: &str| {
+            let n = node.get(key).filter(|n| !n.is_null())?;
+            let v = cx.interp(n, &format!("feed {index}: {key}"));
+            unreadable |= v.is_none();
+            v
+        };
         let source = field(self, "source").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         let path = field(self, "path").map(|s| Spanned { value: s.value.trim().to_string(), loc: s.loc });
         let name = field(self, "name").map(|s| s.value.trim().to_string()).filter(|s| !s.is_empty());
@@ -621,6 +680,9 @@ impl Cx<'_> {
                 None
             }
         };
+        if unreadable {
+            return None;
+        }
         let Some(source) = source.filter(|s| !s.value.is_empty()) else {
             self.error(diags::REQUIRED, format!("feed {index}: source is required"), node.loc, "set `source:` to the providing service");
             return None;
@@ -678,9 +740,11 @@ impl Cx<'_> {
     fn allow(&mut self, node: &Node, index: usize) -> Option<Allow> {
         let names: Vec<&Node> = match node.as_seq() {
             Some(list) => list.iter().collect(),
-            None if node.as_map().is_none() => vec![node],
+            None if node.as_map().is_none() && go_scalar_type(node).is_none() => vec![node],
             None => {
-                self.wrong_type(&format!("tool policy {index}: allow"), "a string or a list of strings", node);
+                let got = go_scalar_type(node).unwrap_or_else(|| node.kind_name());
+                let msg = format!("tool policy {index}: allow must be a string or list, got {got}");
+                self.error(diags::WRONG_TYPE, msg, node.loc, "write `allow: tool_name`, `allow: [a, b]` or `allow: all`");
                 return None;
             }
         };
@@ -695,8 +759,9 @@ impl Cx<'_> {
         }
         let mut out = Vec::new();
         for (i, n) in names.iter().enumerate() {
-            let Some(s) = n.as_str().filter(|_| n.as_map().is_none() && n.as_seq().is_none()) else {
-                let msg = format!("tool policy {index}: allow[{i}] must be a string, got {}", n.kind_name());
+            let Some(s) = n.as_str().filter(|_| n.as_map().is_none() && n.as_seq().is_none() && go_scalar_type(n).is_none()) else {
+                let got = go_scalar_type(n).unwrap_or_else(|| n.kind_name());
+                let msg = format!("tool policy {index}: allow[{i}] must be a string, got {got}");
                 self.error(diags::WRONG_TYPE, msg, n.loc, "list tool names as strings");
                 return None;
             };
@@ -765,6 +830,134 @@ impl Cx<'_> {
         Some(MemoryRef { service, timeout_ms, loc: node.loc })
     }
 
+    /// `x-claw.master` (trimmed) must name a service of the pod that has `x-claw`. Read
+    /// from the raw services, so a service refused for another reason does not cascade.
+    fn check_master(&mut self, root: &Node, services: &[(Node, Node)]) {
+        let Some(node) = root.get("x-claw").and_then(|x| x.get("master")).filter(|n| !n.is_null()) else { return };
+        let Some(master) = self.string(node, "x-claw.master") else { return };
+        let name = master.value.trim();
+        if name.is_empty() {
+            return;
+        }
+        let Some((_, svc)) = services.iter().find(|(k, _)| k.as_str() == Some(name)) else {
+            let fallback = "name a claw-managed service of this pod";
+            let help = suggest(name, services.iter().filter_map(|(k, _)| k.as_str()), fallback);
+            let msg = format!("x-claw.master \"{name}\" targets unknown service");
+            self.diags.push(Diagnostic::error(diags::UNKNOWN_MASTER, msg).at(node.loc).help(help));
+            return;
+        };
+        if svc.key_node("x-claw").is_none() {
+            let msg = format!("x-claw.master \"{name}\" must target a claw-managed service");
+            let help = format!("give service \"{name}\" an `x-claw` block, or name a claw-managed service");
+            self.diags.push(Diagnostic::error(diags::UNKNOWN_MASTER, msg).at(node.loc).help(help));
+        }
+    }
+
+    /// Clawdapus runs one cllama proxy type per pod: the distinct types of every agent's
+    /// resolved `cllama` (its own, else `cllama-defaults.proxy`) must be at most one.
+    fn check_proxy_types(&mut self, root: &Node, raw: &[(Node, Node)], services: &BTreeMap<String, Service>) {
+        let defaults_loc = root.get("x-claw").and_then(|x| x.get("cllama-defaults")).and_then(|c| c.get("proxy")).map(|p| p.loc);
+        let own_cllama: std::collections::HashMap<&str, &Node> =
+            raw.iter().filter_map(|(k, v)| Some((k.as_str()?, v.get("x-claw")?.get("cllama")?))).collect();
+        let mut types: BTreeMap<&str, Loc> = BTreeMap::new();
+        let mut second: Option<Loc> = None;
+        for (name, svc) in services {
+            let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
+            let own = own_cllama.get(name.as_str());
+            let loc = own.map(|n| n.loc).or(defaults_loc).unwrap_or(claw.loc);
+            for t in claw.cllama.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                if !types.contains_key(t) && !types.is_empty() && second.is_none() {
+                    second = Some(loc);
+                }
+                types.entry(t).or_insert(loc);
+            }
+        }
+        let Some(at) = second else { return };
+        let names: Vec<&str> = types.keys().copied().collect();
+        let msg = format!(
+            "multi-proxy chaining not yet supported: found proxy types [{}]; Phase 4 supports one proxy type per pod",
+            names.join(" ")
+        );
+        let mut d = Diagnostic::error(diags::MULTI_PROXY, msg).at(at).label("a second proxy type");
+        if let Some((t, loc)) = types.iter().find(|(_, l)| **l != at) {
+            d = d.also(*loc, format!("proxy type \"{t}\""));
+        }
+        self.diags.push(d.help("use one cllama proxy type for every agent of the pod"));
+    }
+
+    /// `${...}` placeholders in the x-claw fields `claw up` expands that clawc does not
+    /// read itself: `agent`, `persona`, `cllama-env` values, `handles`, `include`,
+    /// `invoke` and channel surface configuration, with what agents inherit from
+    /// `handles-defaults`, `cllama-defaults.env` and `surfaces-defaults`. An unresolved
+    /// one is an error wherever it is. Tool grants are never expanded. The variables are
+    /// not recorded as used: these values never reach clawc's output.
+    fn check_placeholders(&mut self, root: &Node, raw: &[(Node, Node)], services: &BTreeMap<String, Service>) {
+        let env = self.env;
+        env.unrecorded_scope(|| {
+            let mut agents: Vec<&Node> = Vec::new();
+            for (k, v) in raw {
+                let Some(claw) = k.as_str().and_then(|name| services.get(name)).and_then(|s| s.claw.as_ref()) else { continue };
+                let Some(x) = v.get("x-claw").filter(|x| x.as_map().is_some()) else { continue };
+                if claw.role == Role::Agent {
+                    agents.push(x);
+                }
+                for key in ["agent", "persona", "cllama-env", "handles", "include", "invoke"] {
+                    if let Some(n) = x.get(key) {
+                        self.walk_placeholders(n, key);
+                    }
+                }
+                self.channel_placeholders(x.get("surfaces"), "surfaces");
+            }
+            let Some(pod) = root.get("x-claw").filter(|x| x.as_map().is_some()) else { return };
+            let inherits_handles = agents.iter().any(|x| x.get("handles").is_none_or(|h| h.as_map().is_some_and(|m| !m.is_empty())));
+            if let Some(defaults) = pod.get("handles-defaults").and_then(Node::as_map).filter(|_| inherits_handles) {
+                for (platform, v) in defaults {
+                    self.walk_placeholders(v, &format!("handles-defaults.{}", platform.as_str().unwrap_or_default()));
+                }
+            }
+            if let Some(defaults) = pod.get("cllama-defaults").and_then(|c| c.get("env")).and_then(Node::as_map) {
+                for (k, v) in defaults {
+                    let key = k.as_str().unwrap_or_default();
+                    if agents.iter().any(|x| x.get("cllama-env").is_none_or(|e| e.get(key).is_none())) {
+                        self.walk_placeholders(v, &format!("cllama-defaults.env.{key}"));
+                    }
+                }
+            }
+            let spreads = |l: &Node| l.as_seq().is_some_and(|l| l.iter().any(|i| i.as_str().map(str::trim) == Some("...")));
+            if agents.iter().any(|x| x.get("surfaces").is_none_or(spreads)) {
+                self.channel_placeholders(pod.get("surfaces-defaults"), "surfaces-defaults");
+            }
+        });
+    }
+
+    /// The configuration maps of map-form (`channel://`) surfaces; their keys are read by
+    /// [`Self::surface`].
+    fn channel_placeholders(&mut self, surfaces: Option<&Node>, what: &str) {
+        for (i, item) in surfaces.and_then(Node::as_seq).unwrap_or_default().iter().enumerate() {
+            for (_, config) in item.as_map().unwrap_or_default() {
+                self.walk_placeholders(config, &format!("{what}[{i}]"));
+            }
+        }
+    }
+
+    /// Every scalar value under `node` (not mapping keys), placeholders expanded and the
+    /// result dropped: only an error matters.
+    fn walk_placeholders(&mut self, node: &Node, what: &str) {
+        if let Some(items) = node.as_seq() {
+            for (i, item) in items.iter().enumerate() {
+                self.walk_placeholders(item, &format!("{what}[{i}]"));
+            }
+        } else if let Some(entries) = node.as_map() {
+            for (k, v) in entries {
+                self.walk_placeholders(v, &format!("{what}.{}", k.as_str().unwrap_or_default()));
+            }
+        } else if let Some(text) = node.as_str().filter(|t| t.contains("${"))
+            && let Err(e) = interp::expand(text, self.env)
+        {
+            self.placeholder_error(what, &e, node.loc);
+        }
+    }
+
     /// Map-form feeds must name a pod service as their source.
     fn check_feed_sources(&mut self, services: &BTreeMap<String, Service>) {
         let mut errors = Vec::new();
@@ -791,6 +984,38 @@ impl Cx<'_> {
 
 fn same<T>(v: T, _: Option<Loc>) -> T {
     v
+}
+
+/// The Go type Clawdapus' YAML decoder gives a plain scalar that is not a string (`1` →
+/// `int`, `1.5` → `float64`, `true` → `bool`), as its messages print it; `None` for
+/// strings, nulls and collections.
+fn go_scalar_type(node: &Node) -> Option<&'static str> {
+    if node.is_null() || node.as_str().is_none() || node.as_map().is_some() || node.as_seq().is_some() {
+        return None;
+    }
+    if node.as_bool().is_some() {
+        return Some("bool");
+    }
+    if node.as_i64().is_some() {
+        return Some("int");
+    }
+    let crate::yaml::Kind::Scalar { text, plain: true } = &node.kind else { return None };
+    let t = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if digits(t) {
+        // Too large for an int: Go's decoder takes a uint64, then a float64.
+        return Some(if text.starts_with('-') || t.parse::<u64>().is_err() { "float64" } else { "uint64" });
+    }
+    let (mantissa, exponent) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
+        None => (t, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => (int.is_empty() && digits(frac)) || (digits(int) && (frac.is_empty() || digits(frac))),
+        None => digits(mantissa),
+    };
+    let special = matches!(t, ".inf" | ".Inf" | ".INF") || matches!(text.as_str(), ".nan" | ".NaN" | ".NAN");
+    (special || (mantissa_ok && exponent.is_none_or(digits))).then_some("float64")
 }
 
 /// `scheme://target [access mode …]` or `scheme:opaque`.
@@ -833,6 +1058,29 @@ mod tests {
         assert_eq!(derive_feed_name("/a/b/", "s", 0), "b");
         assert_eq!(derive_feed_name("/", "api", 2), "api-feed-3");
         assert_eq!(derive_feed_name("/x/..", "api", 0), "api-feed-1");
+    }
+
+    #[test]
+    fn go_scalar_types_are_the_decoders() {
+        let node = |text: &str, plain: bool| Node {
+            kind: crate::yaml::Kind::Scalar { text: text.to_string(), plain },
+            loc: Loc { file: FileId(0), span: Default::default() },
+        };
+        for (text, want) in [
+            ("1", Some("int")),
+            ("0x1f", Some("int")),
+            ("true", Some("bool")),
+            ("1.5", Some("float64")),
+            ("-.5e3", Some("float64")),
+            (".inf", Some("float64")),
+            ("18446744073709551615", Some("uint64")),
+            ("get_quote", None),
+            ("1.2.3", None),
+            ("~", None),
+        ] {
+            assert_eq!(go_scalar_type(&node(text, true)), want, "{text}");
+        }
+        assert_eq!(go_scalar_type(&node("1", false)), None);
     }
 
     #[test]
