@@ -13,6 +13,11 @@ use crate::sourcemap::{FileId, Loc};
 use crate::yaml::Node;
 use std::collections::BTreeMap;
 
+#[path = "handles.rs"]
+mod handles;
+#[path = "include.rs"]
+mod include;
+
 /// Service-level x-claw keys in any Clawdapus grammar. Those clawc does not use are
 /// accepted and ignored (they belong to `claw up`).
 const SERVICE_KEYS: &[&str] = &[
@@ -81,6 +86,7 @@ struct Defaults {
     tool_policy: Option<ToolPolicy>,
     memory: Option<MemoryRef>,
     cllama: Vec<String>,
+    handles: Option<handles::RawHandles>,
 }
 
 struct Cx<'e> {
@@ -269,6 +275,8 @@ impl Cx<'_> {
         d.tools = x.get("tools-defaults").and_then(|n| self.default_items(n, "tools-defaults", |cx, n, i| cx.grant(n, i, from_defaults)));
         d.skills = x.get("skills-defaults").and_then(|n| self.default_items(n, "skills-defaults", |cx, n, _| cx.interp(n, "skill")));
         d.tool_policy = x.get("tool-policy-defaults").filter(|n| !n.is_null()).and_then(|n| self.tool_policy(n));
+        d.handles =
+            x.get("handles-defaults").filter(|n| !n.is_null()).and_then(|n| self.raw_handles(n, "handles-defaults", "handles-defaults"));
         d.memory = x.get("memory-defaults").filter(|n| !n.is_null()).and_then(|n| self.memory(n));
         if let Some(c) = x.get("cllama-defaults") {
             if c.as_map().is_some() {
@@ -416,6 +424,8 @@ impl Cx<'_> {
         let memory = expand_object(memory, d.memory.as_ref());
         let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
         let tools_declared = x.get("tools").is_some();
+        let (persona, include) = (self.persona(x.get("persona")), self.includes(service, x.get("include")));
+        let handles = self.handles(service, count, x.get("handles"), d.handles.as_ref());
         Some(Claw {
             loc: x.loc,
             role,
@@ -429,6 +439,9 @@ impl Cx<'_> {
             skills,
             tool_policy,
             memory,
+            persona,
+            handles,
+            include,
             stdio,
         })
     }
