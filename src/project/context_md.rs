@@ -1,6 +1,9 @@
 //! `CLAWDAPUS.md`, the agent-facing description of its environment, rendered from
-//! `templates/CLAWDAPUS.md.j2`. The `## Tools` and `## Ambient Memory` sections follow
-//! Clawdapus' verified line format byte for byte; the rest matches its content.
+//! `templates/CLAWDAPUS.md.j2`. Identity, persona, surfaces, handles, skills, included
+//! context, `## Tools` and `## Ambient Memory` follow Clawdapus' generator line by line
+//! (`internal/driver/shared/clawdapus_md.go` and `augmentClawdapusMD`); the service
+//! surface details and feeds match the content of its newer additions. Deliberate
+//! differences are in docs/guide.md (CLAWDAPUS.md).
 
 use crate::describe::AuthType;
 use crate::grant::Plan;
