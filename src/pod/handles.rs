@@ -9,7 +9,7 @@
 
 use super::{Cx, diags};
 use crate::diag::Diagnostic;
-use crate::pod::{Channel, Guild, Handle};
+use crate::pod::{Channel, Guild, Handle, Service};
 use crate::yaml::{Kind, Node};
 use std::collections::BTreeMap;
 
@@ -91,6 +91,29 @@ fn merge_value(default: &Node, service: &Node) -> Node {
 }
 
 impl Cx<'_> {
+    /// One platform id belongs to one service, unless the pod sets
+    /// `x-claw.sequential-conformance` (services that never run at the same time).
+    pub(super) fn check_handle_identities(&mut self, root: &Node, services: &BTreeMap<String, Service>) {
+        if root.get("x-claw").and_then(|x| x.get("sequential-conformance")).and_then(Node::as_bool) == Some(true) {
+            return;
+        }
+        let mut owners: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+        for (name, svc) in services {
+            for (platform, h) in svc.claw.iter().flat_map(|c| &c.handles) {
+                match owners.get(&(platform.as_str(), h.id.as_str())) {
+                    Some(first) => {
+                        let msg = format!("service \"{name}\": handle {platform} id \"{}\" is already used by service \"{first}\"", h.id);
+                        let help = "give each service its own identity, or set `sequential-conformance: true` under the pod's `x-claw` if they never run together";
+                        self.error(diags::INVALID_VALUE, msg, h.loc, help);
+                    }
+                    None => {
+                        owners.insert((platform, &h.id), name);
+                    }
+                }
+            }
+        }
+    }
+
     fn handle_error(&mut self, code: crate::diag::Code, service: &str, platform: &str, msg: &str, node: &Node, help: &str) {
         let msg = format!("service \"{service}\": parse handles: platform \"{platform}\": {msg}");
         self.diags.push(Diagnostic::error(code, msg).at(node.loc).help(help));

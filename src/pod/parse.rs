@@ -229,6 +229,7 @@ impl Cx<'_> {
             }
         }
         self.check_feed_sources(&services);
+        self.check_handle_identities(root, &services);
         Some(Pod { file: self.file, name, services })
     }
 
