@@ -100,6 +100,12 @@ pub struct Claw {
     pub skills: Vec<Spanned<String>>,
     pub tool_policy: ToolPolicy,
     pub memory: Option<MemoryRef>,
+    /// `persona`, placeholders resolved.
+    pub persona: Option<Spanned<String>>,
+    /// `handles` merged over the pod's `handles-defaults`, by lower-cased platform.
+    pub handles: BTreeMap<String, Handle>,
+    /// `include`, in declaration order.
+    pub include: Vec<Include>,
     /// `mcp-stdio` `command` and `args` (sidecars only), to detect stale discovery snapshots.
     pub stdio: Option<StdioCommand>,
 }
@@ -179,4 +185,70 @@ pub struct MemoryRef {
     pub service: Spanned<String>,
     pub timeout_ms: u64,
     pub loc: Loc,
+}
+
+/// One platform's channel identity (`handles.<platform>`): an identity, not a secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub id: String,
+    /// Empty when not given.
+    pub username: String,
+    pub guilds: Vec<Guild>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Guild {
+    pub id: String,
+    /// Empty when not given.
+    pub name: String,
+    pub channels: Vec<Channel>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Channel {
+    pub id: String,
+    /// Empty when not given.
+    pub name: String,
+}
+
+/// One `include` entry: a file composed into the contract, or mounted as a skill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Include {
+    pub id: String,
+    /// As written (trimmed), relative to the pod directory.
+    pub file: String,
+    /// `enforce`, `guide` or `reference` (lower-cased).
+    pub mode: String,
+    pub description: String,
+    pub loc: Loc,
+}
+
+impl Include {
+    /// The skill a `reference` include is mounted as: `include-<id, unsafe chars → _><ext
+    /// of file, default .md>` (Clawdapus' `includeSkillName`).
+    pub fn skill_name(&self) -> String {
+        let id: String = self.id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        let id = if id.is_empty() { "include".to_string() } else { id };
+        let base = self.file.rsplit('/').next().unwrap_or(&self.file);
+        let ext = base.rfind('.').map_or(".md", |i| &base[i..]);
+        format!("include-{id}{ext}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_skill_names_follow_clawdapus() {
+        let loc = Loc { file: FileId(0), span: Default::default() };
+        let inc = |id: &str, file: &str| {
+            Include { id: id.into(), file: file.into(), mode: "reference".into(), description: String::new(), loc }.skill_name()
+        };
+        assert_eq!(inc("playbook", "./policy/playbook.txt"), "include-playbook.txt");
+        assert_eq!(inc("a b/c", "notes"), "include-a_b_c.md");
+        assert_eq!(inc("", "x.v1.yaml"), "include-include.yaml");
+        assert_eq!(inc("é", "dir.d/file"), "include-_.md");
+    }
 }

@@ -13,6 +13,11 @@ use crate::sourcemap::{FileId, Loc};
 use crate::yaml::Node;
 use std::collections::BTreeMap;
 
+#[path = "handles.rs"]
+mod handles;
+#[path = "include.rs"]
+mod include;
+
 /// Service-level x-claw keys in any Clawdapus grammar. Those clawc does not use are
 /// accepted and ignored (they belong to `claw up`).
 const SERVICE_KEYS: &[&str] = &[
@@ -81,6 +86,7 @@ struct Defaults {
     tool_policy: Option<ToolPolicy>,
     memory: Option<MemoryRef>,
     cllama: Vec<String>,
+    handles: Option<handles::RawHandles>,
 }
 
 struct Cx<'e> {
@@ -230,6 +236,7 @@ impl Cx<'_> {
         self.check_master(root, services_map);
         self.check_proxy_types(root, services_map, &services);
         self.check_placeholders(root, services_map, &services);
+        self.check_handle_identities(root, &services);
         Some(Pod { file: self.file, name, services })
     }
 
@@ -276,6 +283,8 @@ impl Cx<'_> {
         d.tools = x.get("tools-defaults").and_then(|n| self.default_items(n, "tools-defaults", |cx, n, i| cx.grant(n, i, from_defaults)));
         d.skills = x.get("skills-defaults").and_then(|n| self.default_items(n, "skills-defaults", |cx, n, _| cx.interp(n, "skill")));
         d.tool_policy = x.get("tool-policy-defaults").filter(|n| !n.is_null()).and_then(|n| self.tool_policy(n));
+        d.handles =
+            x.get("handles-defaults").filter(|n| !n.is_null()).and_then(|n| self.raw_handles(n, "handles-defaults", "handles-defaults"));
         d.memory = x.get("memory-defaults").filter(|n| !n.is_null()).and_then(|n| self.memory(n));
         if let Some(c) = x.get("cllama-defaults") {
             if c.as_map().is_some() {
@@ -469,6 +478,8 @@ impl Cx<'_> {
         let memory = expand_object(memory, d.memory.as_ref());
         let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
         let tools_declared = x.get("tools").is_some();
+        let (persona, include) = (self.persona(x.get("persona")), self.includes(service, x.get("include")));
+        let handles = self.handles(service, count, x.get("handles"), d.handles.as_ref());
         Some(Claw {
             loc: x.loc,
             role,
@@ -482,6 +493,9 @@ impl Cx<'_> {
             skills,
             tool_policy,
             memory,
+            persona,
+            handles,
+            include,
             stdio,
         })
     }
@@ -886,9 +900,10 @@ impl Cx<'_> {
     }
 
     /// `${...}` placeholders in the x-claw fields `claw up` expands that clawc does not
-    /// read itself: `agent`, `persona`, `cllama-env` values, `handles`, `include`,
-    /// `invoke` and channel surface configuration, with what agents inherit from
-    /// `handles-defaults`, `cllama-defaults.env` and `surfaces-defaults`. An unresolved
+    /// read itself: `agent`, `cllama-env` values, `invoke` and channel surface
+    /// configuration, with what agents inherit from `cllama-defaults.env` and
+    /// `surfaces-defaults` (`persona`, `handles` and `include` are parsed, placeholders
+    /// resolved, by `include.rs` and `handles.rs`). An unresolved
     /// one is an error wherever it is. Tool grants are never expanded. The variables are
     /// not recorded as used: these values never reach clawc's output.
     fn check_placeholders(&mut self, root: &Node, raw: &[(Node, Node)], services: &BTreeMap<String, Service>) {
@@ -901,7 +916,10 @@ impl Cx<'_> {
                 if claw.role == Role::Agent {
                     agents.push(x);
                 }
-                for key in ["agent", "persona", "cllama-env", "handles", "include", "invoke"] {
+                // `persona`, `handles` and `include` are parsed (and their placeholders
+                // resolved) by `include.rs` and `handles.rs`; walking them here too would
+                // report each unresolved one twice.
+                for key in ["agent", "cllama-env", "invoke"] {
                     if let Some(n) = x.get(key) {
                         self.walk_placeholders(n, key);
                     }
@@ -909,12 +927,6 @@ impl Cx<'_> {
                 self.channel_placeholders(x.get("surfaces"), "surfaces");
             }
             let Some(pod) = root.get("x-claw").filter(|x| x.as_map().is_some()) else { return };
-            let inherits_handles = agents.iter().any(|x| x.get("handles").is_none_or(|h| h.as_map().is_some_and(|m| !m.is_empty())));
-            if let Some(defaults) = pod.get("handles-defaults").and_then(Node::as_map).filter(|_| inherits_handles) {
-                for (platform, v) in defaults {
-                    self.walk_placeholders(v, &format!("handles-defaults.{}", platform.as_str().unwrap_or_default()));
-                }
-            }
             if let Some(defaults) = pod.get("cllama-defaults").and_then(|c| c.get("env")).and_then(Node::as_map) {
                 for (k, v) in defaults {
                     let key = k.as_str().unwrap_or_default();

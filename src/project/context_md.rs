@@ -1,10 +1,13 @@
 //! `CLAWDAPUS.md`, the agent-facing description of its environment, rendered from
-//! `templates/CLAWDAPUS.md.j2`. The `## Tools` and `## Ambient Memory` sections follow
-//! Clawdapus' verified line format byte for byte; the rest matches its content.
+//! `templates/CLAWDAPUS.md.j2`. Identity, persona, surfaces, handles, skills, included
+//! context, `## Tools` and `## Ambient Memory` follow Clawdapus' generator line by line
+//! (`internal/driver/shared/clawdapus_md.go` and `augmentClawdapusMD`); the service
+//! surface details and feeds match the content of its newer additions. Deliberate
+//! differences are in docs/guide.md (CLAWDAPUS.md).
 
 use crate::describe::AuthType;
 use crate::grant::Plan;
-use crate::pod::{Claw, Pod};
+use crate::pod::{Claw, Handle, Pod};
 use crate::registry::Registry;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, syntax::SyntaxConfig};
 use serde::Serialize;
@@ -35,12 +38,41 @@ struct Ctx<'a> {
     pod: &'a str,
     agent: &'a str,
     claw_type: Option<&'a str>,
+    persona: Option<&'a str>,
     surfaces: Vec<SurfaceCtx<'a>>,
     cllama: Option<CllamaCtx>,
+    handles: Vec<HandleCtx<'a>>,
     feeds: Vec<FeedCtx<'a>>,
     skills: Vec<SkillCtx>,
     tools: Vec<ToolCtx<'a>>,
     memory: Option<MemoryCtx<'a>>,
+    includes: Vec<IncludeCtx<'a>>,
+}
+
+#[derive(Serialize)]
+struct HandleCtx<'a> {
+    platform: &'a str,
+    id: &'a str,
+    username: &'a str,
+    guilds: Vec<GuildCtx<'a>>,
+}
+
+#[derive(Serialize)]
+struct GuildCtx<'a> {
+    id: &'a str,
+    name: &'a str,
+    /// (id, name) pairs.
+    channels: Vec<(&'a str, &'a str)>,
+}
+
+#[derive(Serialize)]
+struct IncludeCtx<'a> {
+    id: &'a str,
+    mode: &'a str,
+    description: &'a str,
+    /// The mounted skill, for `reference` includes.
+    skill: Option<String>,
+    file: &'a str,
 }
 
 #[derive(Serialize)]
@@ -51,7 +83,9 @@ struct SurfaceCtx<'a> {
     url: Option<String>,
     description: Option<&'a str>,
     auth: Option<String>,
-    skill: Option<&'a str>,
+    skill: Option<String>,
+    /// A channel surface's bot token variable.
+    token: Option<&'static str>,
     endpoints: Vec<EndpointCtx<'a>>,
 }
 
@@ -99,7 +133,9 @@ struct MemoryCtx<'a> {
 
 /// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
 pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
-    let mut skills = Vec::new();
+    // Handle skills first, by platform (the map is sorted), then surface skills in surface order.
+    let mut skills: Vec<SkillCtx> =
+        claw.handles.keys().map(|p| SkillCtx { name: format!("handle-{p}.md"), why: format!("{p} channel identity") }).collect();
     let surfaces = claw
         .surfaces
         .iter()
@@ -112,8 +148,15 @@ pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: 
                 description: None,
                 auth: None,
                 skill: None,
+                token: None,
                 endpoints: Vec::new(),
             };
+            if s.scheme == "channel" {
+                let name = format!("surface-{}.md", s.target.replace('/', "-").trim());
+                ctx.token = platform_token_var(&s.target);
+                ctx.skill = Some(name.clone());
+                skills.push(SkillCtx { name, why: format!("{} channel surface", s.target) });
+            }
             if s.scheme != "service" {
                 return ctx;
             }
@@ -130,7 +173,7 @@ pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: 
                     (AuthType::None, _) => "None".to_string(),
                 });
                 if let Some(skill) = &d.skill {
-                    ctx.skill = Some(skill.name.as_str());
+                    ctx.skill = Some(skill.name.clone());
                     skills.push(SkillCtx { name: skill.name.clone(), why: format!("{} service surface", s.target) });
                 }
                 // Endpoints are shown only for services without tools (ADR-020): tools replace them.
@@ -174,9 +217,53 @@ pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: 
         .collect();
     let memory =
         plan.memory.as_ref().map(|m| MemoryCtx { service: &m.service, recall: m.ops.recall.is_some(), retain: m.ops.retain.is_some() });
-    let ctx = Ctx { pod: &pod.name, agent, claw_type, surfaces, cllama, feeds, skills, tools, memory };
+    let includes = claw
+        .include
+        .iter()
+        .map(|i| IncludeCtx {
+            id: &i.id,
+            mode: &i.mode,
+            description: &i.description,
+            skill: (i.mode == "reference").then(|| i.skill_name()),
+            file: &i.file,
+        })
+        .collect();
+    let handles = claw.handles.iter().map(|(p, h)| handle_ctx(p, h)).collect();
+    let persona = claw.persona.as_ref().map(|p| p.value.as_str());
+    let ctx = Ctx { pod: &pod.name, agent, claw_type, persona, surfaces, cllama, handles, feeds, skills, tools, memory, includes };
     let tmpl = env().get_template("CLAWDAPUS.md").expect("the bundled template is registered");
     tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx)))
         .expect("the bundled template renders every context")
         .into_bytes()
+}
+
+fn handle_ctx<'a>(platform: &'a str, h: &'a Handle) -> HandleCtx<'a> {
+    let guilds = h
+        .guilds
+        .iter()
+        .map(|g| GuildCtx { id: &g.id, name: &g.name, channels: g.channels.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect() })
+        .collect();
+    HandleCtx { platform, id: &h.id, username: &h.username, guilds }
+}
+
+/// The variable a channel platform's bot token is read from (Clawdapus'
+/// `PlatformTokenVar`); `None` for a platform it does not know.
+fn platform_token_var(platform: &str) -> Option<&'static str> {
+    Some(match platform.to_ascii_lowercase().as_str() {
+        "discord" => "DISCORD_BOT_TOKEN",
+        "dingtalk" => "DINGTALK_BOT_TOKEN",
+        "feishu" => "FEISHU_BOT_TOKEN",
+        "line" => "LINE_BOT_TOKEN",
+        "maixcam" => "MAIXCAM_BOT_TOKEN",
+        "matrix" => "MATRIX_BOT_TOKEN",
+        "onebot" => "ONEBOT_BOT_TOKEN",
+        "pico" => "PICO_BOT_TOKEN",
+        "qq" => "QQ_BOT_TOKEN",
+        "slack" => "SLACK_BOT_TOKEN",
+        "telegram" => "TELEGRAM_BOT_TOKEN",
+        "wecom" => "WECOM_BOT_TOKEN",
+        "wecom_app" => "WECOM_APP_BOT_TOKEN",
+        "whatsapp" => "WHATSAPP_BOT_TOKEN",
+        _ => return None,
+    })
 }
