@@ -55,7 +55,15 @@ pub(super) fn print(
         } else {
             "drift"
         };
-        let code = i32::from(failed || !drift.is_empty());
+        // The process's exit code: the gravest class among the errors (the catalogue's:
+        // 3 environment, 2 invalid input, 1 check), else 1 for drift.
+        let code = diagnostics
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .filter_map(|d| d["code"].as_str().and_then(crate::diag::Code::find))
+            .map(crate::diag::Code::exit_code)
+            .max()
+            .unwrap_or(i32::from(failed || !drift.is_empty()));
         let mut doc = serde_json::json!({ "status": status, "exit_code": code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
         if !drift.is_empty() {
             doc["fix"] = fix.into();

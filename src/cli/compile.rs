@@ -94,8 +94,9 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         }
         Err(d) => {
             super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
-            summary(args.format, "failed", 3, None, &compiled);
-            3
+            let code = d.code.exit_code();
+            summary(args.format, "failed", code, None, &compiled);
+            code
         }
     }
 }
@@ -211,7 +212,7 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact:
         }
         Err(d) => {
             super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
-            3
+            d.code.exit_code()
         }
     }
 }

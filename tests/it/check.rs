@@ -173,5 +173,6 @@ fn invalid_inputs_exit_2_under_check() {
     std::fs::write(pod.path("claw-pod.yml"), "services: [").unwrap();
     let (code, doc) = check_json(&pod, &[]);
     assert_eq!(code, 2);
+    assert_eq!(doc["exit_code"], 2, "the document says the exit code the process has");
     assert_eq!(doc["diagnostics"][0]["code"], "clawc::parse::yaml_syntax");
 }
