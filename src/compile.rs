@@ -306,7 +306,11 @@ pub(crate) fn describe_all(
 /// Reads the images the pod names from the `--images` sources (the I/O edge).
 pub(crate) fn read_images(opts: &Options, pod: &Pod) -> Result<ImageSet, Vec<Diagnostic>> {
     let overrides: BTreeSet<String> = opts.descriptors.keys().cloned().collect();
-    let references = crate::image::usage::references(pod, &overrides);
+    fetch_images(opts, crate::image::usage::references(pod, &overrides))
+}
+
+/// Reads `references` (image → whether its files are wanted) from the `--images` sources.
+pub(crate) fn fetch_images(opts: &Options, references: BTreeMap<String, bool>) -> Result<ImageSet, Vec<Diagnostic>> {
     if references.is_empty() || opts.images.is_empty() {
         return Ok(ImageSet { disabled: opts.images.is_empty(), ..ImageSet::default() });
     }

@@ -6,7 +6,7 @@ use crate::compile::{Options, pod_dir};
 use crate::describe::{self, Described};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::image::{ImageSet, diags as image_diags};
-use crate::pod::{Build, Spanned};
+use crate::pod::{Build, Pod, Spanned};
 use crate::source::fs::{InputRoot, ReadError};
 use crate::source::record::InputLog;
 use crate::source::{Declared, Loaded, OriginKind, Request, SkillRoot, Skills, Snapshot, Text, diags as source_diags};
@@ -134,21 +134,14 @@ fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut Sour
         );
         return None;
     }
-    let plan = crate::image::fetch::Plan {
-        references: BTreeMap::from([(reference.to_string(), true)]),
-        sources: opts.images.clone(),
-        cache: opts.image_cache.clone(),
-        jobs: 1,
-    };
-    let set = match crate::image::fetch::fetch(&plan) {
+    let set = match crate::compile::fetch_images(opts, BTreeMap::from([(reference.to_string(), true)])) {
         Ok(set) => Arc::new(set),
         Err(ds) => {
             diags.extend(ds);
             return None;
         }
     };
-    if let Some(why) = set.missing.get(reference) {
-        let tried = if why.is_empty() { set.tried.join("; ") } else { why.join("; ") };
+    if let Some(tried) = set.tried_for(reference) {
         diags.push(
             Diagnostic::error(image_diags::NOT_FOUND, format!("image {reference} was not found (tried: {tried})"))
                 .at(loc)
@@ -170,14 +163,13 @@ fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut Sour
 /// A service of a pod: parsed and expanded as `compile` does, its image read, then only
 /// that service described.
 fn service(name: &str, opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Described> {
-    let (pod, _env, log) = crate::compile::read_pod(opts, sources, diags)?;
-    let Some(service) = pod.services.get(name) else {
+    let (mut pod, _env, log) = crate::compile::read_pod(opts, sources, diags)?;
+    let Some(service) = pod.services.remove(name) else {
         let help = crate::diag::suggest(name, pod.services.keys().map(String::as_str), "name a service of this pod");
         diags.push(Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("\"{name}\" is not a service of this pod")).help(help));
         return None;
     };
-    let mut one = pod.clone();
-    one.services = BTreeMap::from([(name.to_string(), service.clone())]);
+    let one = Pod { services: BTreeMap::from([(name.to_string(), service)]), ..pod };
     let images = match crate::compile::read_images(opts, &one) {
         Ok(set) => Arc::new(set),
         Err(ds) => {

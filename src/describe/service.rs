@@ -94,31 +94,29 @@ fn descriptor(
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Option<ServiceDescriptor> {
-    diags.extend(loaded.warnings.iter().cloned());
-    let snapshot_name = loaded.snapshot.as_ref().map(|s| s.file.name.clone());
-    let (file, descriptor) = match (&loaded.descriptor, &loaded.snapshot) {
-        (Some(text), snap) => {
-            let file = sources.add(text.name.clone(), text.text.clone());
-            let (d, ds) = decode(file, sources.get(file));
-            diags.extend(ds);
-            let d = match snap {
-                Some(s) => {
-                    let tools = converted(service, s, sources, diags).and_then(|f| decoded(f, sources, diags));
-                    d.zip(tools).and_then(|(d, (snap, t))| merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok())
-                }
+    let Loaded { kind, descriptor, snapshot, skill_root, warnings } = loaded;
+    diags.extend(warnings);
+    let snapshot_name = snapshot.as_ref().map(|s| s.file.name.clone());
+    let converted = |sources: &mut SourceMap, diags: &mut Diagnostics| {
+        let s = snapshot.as_ref()?;
+        converted(service, s, sources, diags).and_then(|f| decoded(f, sources, diags))
+    };
+    let (file, descriptor) = match descriptor {
+        Some(text) => {
+            let file = sources.add(text.name, text.text);
+            let d = decoded(file, sources, diags).map(|(_, d)| d);
+            let d = match snapshot {
+                Some(_) => d
+                    .zip(converted(sources, diags))
+                    .and_then(|(d, (snap, t))| merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok()),
                 None => d,
             };
-            (file, d)
+            (file, d?)
         }
-        (None, Some(s)) => {
-            let (file, d) = decoded(converted(service, s, sources, diags)?, sources, diags)?;
-            (file, Some(d))
-        }
-        (None, None) => return None,
+        None => converted(sources, diags)?,
     };
-    let descriptor = descriptor?;
-    let skill = skill(service, &loaded, &descriptor, file, skills, sources, diags);
-    Some(ServiceDescriptor { descriptor, file, origin: loaded.kind, image: loaded.image(), snapshot: snapshot_name, skill })
+    let skill = skill(service, &skill_root, &descriptor, file, skills, sources, diags);
+    Some(ServiceDescriptor { descriptor, file, origin: kind, image: skill_root.image(), snapshot: snapshot_name, skill })
 }
 
 /// Decodes a text already in the source map.
@@ -167,7 +165,7 @@ pub(crate) fn convert_snapshot(service: &str, s: &Snapshot) -> Result<(String, V
 /// The descriptor's `skill` file, else the one its image emits (`claw.skill.emit`).
 fn skill(
     service: &Declared,
-    loaded: &Loaded,
+    root: &SkillRoot,
     descriptor: &Descriptor,
     file: FileId,
     skills: &source::Skills,
@@ -175,14 +173,14 @@ fn skill(
     diags: &mut Diagnostics,
 ) -> Option<Skill> {
     let read = |path: &str, named_by: Option<&str>| {
-        skill_name(path).and_then(|name| skills.read(&loaded.skill_root, path, named_by).map(|(source, text)| Skill { name, source, text }))
+        skill_name(path).and_then(|name| skills.read(root, path, named_by).map(|(source, text)| Skill { name, source, text }))
     };
     if let Some(path) = &descriptor.skill {
         let (a, b) = locate(&sources.get(file).text, &[Seg::Key("skill".into())]);
         let loc = Loc { file, span: sources.get(file).span(a, b) };
         return read(path, None).map_err(|d| diags.push(d.at(loc))).ok();
     }
-    let SkillRoot::Image(facts) = &loaded.skill_root else { return None };
+    let SkillRoot::Image(facts) = root else { return None };
     let raw = facts.label(crate::image::SKILL_EMIT_LABEL)?;
     read(raw, Some(crate::image::SKILL_EMIT_LABEL)).map_err(|d| diags.push(d.at_opt(service.image.as_ref().map(|i| i.loc)))).ok()
 }

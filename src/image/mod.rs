@@ -171,6 +171,16 @@ pub(crate) struct ImageSet {
     pub disabled: bool,
 }
 
+impl ImageSet {
+    /// For a reference no source had: what was tried, in words (`None` when it was found
+    /// or never looked for).
+    pub(crate) fn tried_for(&self, reference: &str) -> Option<String> {
+        let why_not = self.missing.get(reference)?;
+        let tried = if why_not.is_empty() { self.tried.join("; ") } else { why_not.join("; ") };
+        Some(if tried.is_empty() { "no image source".to_string() } else { tried })
+    }
+}
+
 /// Normalises a reference the way Docker names images: `alpine` → `alpine:latest`,
 /// `docker.io/library/alpine:3` → `alpine:3`, so the pod and a store can be compared.
 pub(crate) fn normalize_ref(r: &str) -> String {

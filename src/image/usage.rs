@@ -55,9 +55,7 @@ pub(crate) fn missing(pod: &Pod, set: &ImageSet, described: &BTreeSet<String>) -
     let mut out = Vec::new();
     for (name, svc) in &pod.services {
         let Some(image) = &svc.image else { continue };
-        let Some(why_not) = set.missing.get(&image.value) else { continue };
-        let tried = if why_not.is_empty() { set.tried.join("; ") } else { why_not.join("; ") };
-        let tried = if tried.is_empty() { "no image source".to_string() } else { tried };
+        let Some(tried) = set.tried_for(&image.value) else { continue };
         let r = &image.value;
         let help = format!(
             "pull or build it (`docker pull {r}`), or point clawc at a copy: --images oci:DIR or --images archive:TAR \

@@ -68,14 +68,6 @@ pub struct ImageRef {
 }
 
 impl Loaded {
-    /// The image this was read from, when it was.
-    pub(crate) fn image(&self) -> Option<ImageRef> {
-        match &self.skill_root {
-            SkillRoot::Image(f) => Some(ImageRef { reference: f.reference.clone(), id: f.info.id.clone() }),
-            SkillRoot::Dir(_) => None,
-        }
-    }
-
     /// A descriptor file found on disk.
     fn file(kind: OriginKind, name: String, text: String, skill_root: SkillRoot) -> Self {
         Loaded { kind, descriptor: Some(Text { name, text }), snapshot: None, skill_root, warnings: Vec::new() }
@@ -122,6 +114,16 @@ pub(crate) enum SkillRoot {
     Dir(PathBuf),
     /// The image the descriptor came from.
     Image(std::sync::Arc<crate::image::ImageFacts>),
+}
+
+impl SkillRoot {
+    /// The image the description was read from, when it was.
+    pub(crate) fn image(&self) -> Option<ImageRef> {
+        match self {
+            SkillRoot::Image(f) => Some(ImageRef { reference: f.reference.clone(), id: f.info.id.clone() }),
+            SkillRoot::Dir(_) => None,
+        }
+    }
 }
 
 /// One service to describe.
