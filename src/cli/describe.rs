@@ -71,7 +71,9 @@ pub(super) fn run(args: DescribeArgs) -> i32 {
         }
         DescribeFormat::Text => {
             super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
-            print!("{}", to_text(d, &out.sources, opts.images.is_empty() && matches!(target, Target::Service(_))));
+            // Descriptions come from untrusted descriptors: no escape sequence reaches the terminal.
+            let text = to_text(d, &out.sources, opts.images.is_empty() && matches!(target, Target::Service(_)));
+            print!("{}", crate::diag::printable(&text));
         }
     }
     0

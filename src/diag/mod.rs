@@ -271,6 +271,20 @@ fn long_line(sources: &SourceMap, loc: &Loc) -> bool {
     line_end - line_start > MAX_DRAWN_LINE
 }
 
+/// `text` with control characters other than newline and tab written as `\u{..}`: what
+/// clawc prints of an untrusted file, so no escape sequence reaches the terminal.
+pub(crate) fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The closest candidate to `needle` by edit distance, if close enough to be a likely typo.
 ///
 /// Bounded, because names come from hostile input: names longer than 128 bytes are

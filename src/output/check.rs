@@ -50,7 +50,7 @@ impl FileDrift {
     /// of the old side (which the pull request wrote) are shown escaped, so a committed file
     /// cannot drive the terminal or the CI log.
     pub(crate) fn unified(&self) -> String {
-        let old = printable(&String::from_utf8_lossy(&self.old));
+        let old = crate::diag::printable(&String::from_utf8_lossy(&self.old));
         let new = String::from_utf8_lossy(&self.new);
         let diff = similar::TextDiff::from_lines(old.as_str(), new.as_ref());
         let a = match (&self.found, self.kind) {
@@ -61,19 +61,6 @@ impl FileDrift {
         let b = if self.kind == ChangeKind::Delete { "/dev/null".to_string() } else { format!("b/{}", self.path) };
         diff.unified_diff().context_radius(3).header(&a, &b).to_string()
     }
-}
-
-/// `text` with control characters other than newline and tab written as `\u{..}`.
-fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Every difference between `artifacts` and `out`, sorted by path.

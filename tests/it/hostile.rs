@@ -490,3 +490,34 @@ fn a_tree_from_an_older_clawc_loses_its_manifest_and_check_says_so() {
     assert!(!pod.path("out/.clawc-manifest.json").exists());
     assert_eq!(pod.compile(&["--check"]).code, 0);
 }
+
+#[test]
+fn describe_prints_no_escape_sequence_from_a_descriptor() {
+    let dir = tempfile::tempdir().unwrap();
+    let desc = r#"{"version": 2, "description": "evil \u001b]0;pwned\u0007 title", "tools": [{"name": "t", "description": "a \u001b[2J clear", "inputSchema": {"type": "object"}, "http": {"method": "GET", "path": "/t"}}]}"#;
+    std::fs::write(dir.path().join("d.json"), desc).unwrap();
+    let run = bounded(dir.path(), &["describe", "d.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{7}'), "raw control characters printed: {:?}", run.stdout);
+    assert!(run.stdout.contains("evil \\u{1b}]0;pwned\\u{7} title"), "{}", run.stdout);
+    assert!(run.stdout.contains("a \\u{1b}[2J clear"), "{}", run.stdout);
+}
+
+#[test]
+fn describe_of_a_fifo_or_a_symlinked_build_skill_neither_hangs_nor_leaves_the_context() {
+    let dir = tempfile::tempdir().unwrap();
+    mkfifo(&dir.path().join("d.json"));
+    let run = bounded(dir.path(), &["describe", "d.json", "--format", "json"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stdout.contains("clawc::source::not_a_file"), "{}", run.stdout);
+    // A build context whose descriptor's skill is a symlink out of the context.
+    std::fs::write(dir.path().join("secret.md"), "outside the context").unwrap();
+    std::fs::create_dir(dir.path().join("ctx")).unwrap();
+    let desc = r#"{"version": 1, "description": "svc", "skill": "skill.md"}"#;
+    std::fs::write(dir.path().join("ctx/.claw-describe.json"), desc).unwrap();
+    std::os::unix::fs::symlink("../secret.md", dir.path().join("ctx/skill.md")).unwrap();
+    let run = bounded(dir.path(), &["describe", "ctx", "--format", "json"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stdout.contains("clawc::source::path_escape"), "{}", run.stdout);
+    assert!(!run.stdout.contains("outside the context"));
+}
