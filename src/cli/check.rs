@@ -23,7 +23,8 @@ fn word(k: ChangeKind) -> &'static str {
 }
 
 /// Prints the drift report. Colour only when stdout is a terminal (and NO_COLOR unset).
-/// `answered_by` is `lock` (hashes only) or `compile`.
+/// `answered_by` is `lock` (hashes only) or `compile`; `exit_code` is the one the process
+/// exits with, and the JSON document says it.
 pub(super) fn print(
     drift: &[FileDrift],
     mode: DiffMode,
@@ -31,6 +32,7 @@ pub(super) fn print(
     format: Format,
     diagnostics: Vec<serde_json::Value>,
     answered_by: &str,
+    exit_code: i32,
 ) {
     let failed = diagnostics.iter().any(|d| d["severity"] == "error");
     if format == Format::Json {
@@ -55,16 +57,7 @@ pub(super) fn print(
         } else {
             "drift"
         };
-        // The process's exit code: the gravest class among the errors (the catalogue's:
-        // 3 environment, 2 invalid input, 1 check), else 1 for drift.
-        let code = diagnostics
-            .iter()
-            .filter(|d| d["severity"] == "error")
-            .filter_map(|d| d["code"].as_str().and_then(crate::diag::Code::find))
-            .map(crate::diag::Code::exit_code)
-            .max()
-            .unwrap_or(i32::from(failed || !drift.is_empty()));
-        let mut doc = serde_json::json!({ "status": status, "exit_code": code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
+        let mut doc = serde_json::json!({ "status": status, "exit_code": exit_code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
         if !drift.is_empty() {
             doc["fix"] = fix.into();
         }

@@ -68,7 +68,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     let Some(artifacts) = compiled.artifacts.as_ref() else {
         if args.check && args.format == Format::Json {
-            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), "compile");
+            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), "compile", compiled.exit_code());
             return compiled.exit_code();
         }
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
@@ -187,8 +187,9 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
         super::print_diagnostics(&leaks, &sources, args.format);
     }
     let diags = json_values(&leaks, &sources);
-    super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock");
-    Some(i32::from(failed))
+    let code = i32::from(failed);
+    super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock", code);
+    Some(code)
 }
 
 fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact::ArtifactSet, compiled: &crate::Compiled) -> i32 {
@@ -207,8 +208,9 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact:
             }
             let mut diags = json_diags(compiled);
             diags.extend(json_values(&leaks, &compiled.sources));
-            super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile");
-            i32::from(!(drift.is_empty() && leaks.is_empty()))
+            let code = i32::from(!(drift.is_empty() && leaks.is_empty()));
+            super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile", code);
+            code
         }
         Err(d) => {
             super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
