@@ -44,6 +44,8 @@ pub struct Options {
     /// `--root`: where inputs must resolve (`None`: the pod's git work tree, else its
     /// directory).
     pub root: Option<PathBuf>,
+    /// `--runner SERVICE=TYPE`: an agent's runner, over what its image or Dockerfile says.
+    pub runners: BTreeMap<String, String>,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -65,6 +67,8 @@ pub struct Analysis {
     pub registry: Registry,
     /// Grants per agent service.
     pub plans: BTreeMap<String, grant::Plan>,
+    /// Runner projections of the agents whose tools run natively.
+    pub native: BTreeMap<String, crate::project::native::NativePlan>,
 }
 
 impl Compiled {
@@ -136,7 +140,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         // Absent now; its appearance could change the output.
         log.record(reference, "image", None);
     }
-    let described = describe_all(&pod, &pod_dir, &opts.descriptors, &images, &log, sources, diags);
+    let described = describe_all(&pod, &pod_dir, opts, &images, &log, sources, diags);
     let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
     if diags.has_errors() {
@@ -149,7 +153,8 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .sum();
     let core = build(pod, described, &env, opts.secrets, sources, diags)?;
     let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
-    let lock = crate::lock::build(&log.entries(), sources, &env, opts.secrets, &images_setting(opts), &built);
+    let settings = crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() };
+    let lock = crate::lock::build(&log.entries(), sources, &env, &settings, &built);
     // The lock is as sensitive as the most sensitive file it describes.
     let secret = core.artifacts.0.values().any(|a| a.secret);
     let mut artifacts = core.artifacts;
@@ -189,10 +194,11 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
     let (pod, ds) = parse_pod(pod_file, &root, &env);
     diags.extend(ds);
     let pod = pod?;
-    for (svc, _) in opts.descriptors.iter().filter(|(s, _)| !pod.services.contains_key(*s)) {
+    let named = opts.descriptors.keys().map(|s| ("--descriptor", s)).chain(opts.runners.keys().map(|s| ("--runner", s)));
+    for (flag, svc) in named.filter(|(_, s)| !pod.services.contains_key(*s)) {
         let help = crate::diag::suggest(svc, pod.services.keys().map(String::as_str), "name a service of this pod");
         diags.push(
-            Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("--descriptor names \"{svc}\", which is not a service of this pod"))
+            Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("{flag} names \"{svc}\", which is not a service of this pod"))
                 .help(help),
         );
     }
@@ -228,7 +234,8 @@ pub(crate) fn environment(opts: &Options) -> Env {
 /// (redact mode only), in the environment `env` (see [`environment`]).
 pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
-    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, opts.secrets, &images_setting(opts))
+    let settings = crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() };
+    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &settings)
 }
 
 /// Whether images were read, as the lock records it (`none` or `read`): a tree compiled
@@ -282,13 +289,13 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
 pub(crate) fn describe_all(
     pod: &Pod,
     pod_dir: &Path,
-    overrides: &BTreeMap<String, PathBuf>,
+    opts: &Options,
     images: &Arc<ImageSet>,
     log: &InputLog,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
-    let overrides = overrides.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect();
+    let overrides = opts.descriptors.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect();
     let chain = Sources::standard(overrides, images.clone());
     let skills = crate::source::Skills { pod_dir, log };
     let mut out = BTreeMap::new();
@@ -296,7 +303,11 @@ pub(crate) fn describe_all(
         let declared = Declared::from(service);
         let req = Request::new(pod_dir, &declared, log);
         let loaded = chain.describe(&req);
-        let runner = if declared.agent { crate::source::runner(&req, images) } else { None };
+        let runner = match opts.runners.get(name) {
+            Some(value) => Some(crate::source::RunnerDecl { value: value.clone(), from: "--runner".to_string() }),
+            None if declared.agent => crate::source::runner(&req, images),
+            None => None,
+        };
         let input = describe::service::Input { loaded, runner };
         out.insert(name.clone(), describe::service::describe(&declared, input, &skills, sources, diags));
     }
@@ -342,17 +353,23 @@ pub(crate) fn build(
     if diags.has_errors() {
         return None;
     }
+    let (native, ds) = project::native::plan(&pod, &registry, &plans);
+    diags.extend(ds);
+    diags.extend(project::native::warnings(&native, &pod, mode));
+    if diags.has_errors() {
+        return None;
+    }
     let secrets = secrets::collect(&plans);
     let artifacts = {
         // Projection runs once, redacted, and the leak scan reads that; with inline tokens
         // only the files that carry them are rendered again. report.json comes last, with
         // every warning (the scan's too).
-        let redacted = project::project(&pod, &registry, &plans, sources);
+        let redacted = project::project(&pod, &registry, &plans, &native, sources);
         diags.extend(secrets::scan(&redacted.artifacts, &secrets));
         if diags.has_errors() {
             return None;
         }
-        let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans) };
+        let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans, &native) };
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
         let tree = projected.with_report(&pod, &registry, sources, &warnings);
         // The report holds no token in either mode; scan it on its own.
@@ -363,5 +380,5 @@ pub(crate) fn build(
         }
         tree
     };
-    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans } })
+    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans, native } })
 }

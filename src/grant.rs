@@ -150,30 +150,18 @@ impl<'a> Resolver<'a> {
         suggest(needle, candidates, fallback)
     }
 
+    /// Memory is recalled and retained by the cllama proxy around each inference turn; a
+    /// native runner has no such hook (its tools run natively, see `tool-execution`).
     fn require_cllama(&mut self, svc: &Service) {
         let Some(claw) = &svc.claw else { return };
-        if !claw.cllama.is_empty() {
-            return;
-        }
-        let mut caps = Vec::new();
-        if !claw.tools.is_empty() {
-            caps.push("x-claw.tools");
-        }
-        if claw.memory.is_some() {
-            caps.push("x-claw.memory");
-        }
-        if caps.is_empty() {
-            return;
-        }
-        let loc = claw.tools.first().map(|g| g.loc).or(claw.memory.as_ref().map(|m| m.loc)).unwrap_or(claw.loc);
+        let Some(memory) = claw.memory.as_ref().filter(|_| claw.cllama.is_empty()) else { return };
         let msg = format!(
-            "service \"{}\": {} require x-claw.cllama on the consuming service; native projection for non-cllama services is not implemented",
-            svc.name,
-            caps.join(" and ")
+            "service \"{}\": x-claw.memory requires x-claw.cllama on the consuming service; memory is mediated-only (native runners load tools, not memory)",
+            svc.name
         );
         self.diags.push(
             Diagnostic::error(codes::REQUIRES_CLLAMA, msg)
-                .at(loc)
+                .at(memory.loc)
                 .help("add `cllama: passthrough` (or another proxy type) to this service's x-claw, or `cllama-defaults` to the pod"),
         );
     }

@@ -177,7 +177,7 @@ fn service(name: &str, opts: &Options, sources: &mut SourceMap, diags: &mut Diag
             return None;
         }
     };
-    let described = crate::compile::describe_all(&one, &pod_dir(&opts.pod), &opts.descriptors, &images, &log, sources, diags);
+    let described = crate::compile::describe_all(&one, &pod_dir(&opts.pod), opts, &images, &log, sources, diags);
     let named = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&one, &images, &named));
     described.into_values().next()

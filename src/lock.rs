@@ -26,6 +26,9 @@ pub(crate) struct Lock {
     /// Whether images were read: `read`, or `none` (`--images none`).
     #[serde(default)]
     pub images: String,
+    /// `--runner SERVICE=TYPE` overrides (they shape the output as inputs do).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runners: BTreeMap<String, String>,
     pub inputs: Vec<LockInput>,
     pub env: LockEnv,
     pub outputs: Vec<LockOutput>,
@@ -75,14 +78,16 @@ pub(crate) struct Built<'a> {
 }
 
 /// Builds the lock for `built.artifacts` (which do not hold the lock).
-pub(crate) fn build(
-    inputs: &BTreeMap<String, InputEntry>,
-    sources: &SourceMap,
-    env: &Env,
-    mode: SecretMode,
-    images: &str,
-    built: &Built,
-) -> Vec<u8> {
+/// The compile settings a lock records besides its inputs: a tree is only in sync for the
+/// same ones.
+pub(crate) struct Settings {
+    pub mode: SecretMode,
+    /// `read` or `none`.
+    pub images: String,
+    pub runners: BTreeMap<String, String>,
+}
+
+pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: &Built) -> Vec<u8> {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -103,8 +108,9 @@ pub(crate) fn build(
     let lock = Lock {
         version: VERSION,
         clawc: env!("CARGO_PKG_VERSION").to_string(),
-        secrets: mode_name(mode).to_string(),
-        images: images.to_string(),
+        secrets: mode_name(settings.mode).to_string(),
+        images: settings.images.clone(),
+        runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, built.secrets) }).collect(),
@@ -127,7 +133,8 @@ pub(crate) enum Replay {
 }
 
 /// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
-pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, mode: SecretMode, images: &str) -> Replay {
+pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, settings: &Settings) -> Replay {
+    let mode = settings.mode;
     // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
     // write's staging (a compile finishes it): only a compile can say what differs.
     let leftover =
@@ -140,7 +147,8 @@ pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::Input
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
         || lock.secrets != mode_name(mode)
-        || lock.images != images
+        || lock.images != settings.images
+        || lock.runners != settings.runners
         || mode != SecretMode::Redact
     {
         return Replay::Unknown;

@@ -156,6 +156,9 @@ fn fix_command(args: &CompileArgs) -> String {
     for (svc, path) in &args.input.descriptor {
         cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
     }
+    for (svc, ty) in &args.input.runner {
+        cmd.extend(["--runner".to_string(), shell_word(&format!("{svc}={ty}"))]);
+    }
     if args.input.images != [crate::image::ImageSource::Auto] {
         let list: Vec<String> = args.input.images.iter().map(std::string::ToString::to_string).collect();
         cmd.extend(["--images".to_string(), shell_word(&list.join(","))]);

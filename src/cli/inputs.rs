@@ -18,6 +18,9 @@ pub(super) struct PodArgs {
     /// Descriptor file for a service; wins over every other source (repeatable)
     #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
     pub descriptor: Vec<(String, PathBuf)>,
+    /// The runner of an agent whose tools run natively, over its image's `claw.type` label or its Dockerfile (repeatable; see docs/runners.md)
+    #[arg(long, value_name = "SERVICE=TYPE", value_parser = parse_runner)]
+    pub runner: Vec<(String, String)>,
     /// Where service images are read from, tried in order (repeatable or comma-separated): `auto` (the Docker Engine when it answers), `docker` (it must answer; honours DOCKER_HOST), `oci:DIR` (an OCI image layout), `archive:TAR` (a `docker save` archive), `none` (read no image)
     #[arg(long, value_name = "SOURCE", default_value = "auto", env = "CLAWC_IMAGES", value_delimiter = ',')]
     pub images: Vec<ImageSource>,
@@ -39,6 +42,21 @@ fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+fn parse_runner(s: &str) -> Result<(String, String), String> {
+    let names = || crate::runner::Runner::names().collect::<Vec<_>>().join(", ");
+    match s.split_once('=') {
+        Some((svc, ty)) if !svc.trim().is_empty() => match crate::runner::Runner::parse(ty) {
+            Some(r) => Ok((svc.trim().to_string(), r.name().to_string())),
+            None => Err(format!(
+                "\"{ty}\" is not a runner clawc knows; {} (one of: {})",
+                crate::diag::suggest(ty, crate::runner::Runner::names(), "name one it knows"),
+                names()
+            )),
+        },
+        _ => Err(format!("expected SERVICE=TYPE, e.g. --runner coder=codex (TYPE one of: {})", names())),
+    }
+}
+
 impl PodArgs {
     /// Compile options, or the exit code of a command-line error (already printed).
     pub(super) fn options(&self, pod: &std::path::Path, secrets: SecretMode) -> Result<Options, i32> {
@@ -46,6 +64,13 @@ impl PodArgs {
         for (svc, path) in &self.descriptor {
             if descriptors.insert(svc.clone(), path.clone()).is_some() {
                 eprintln!("error: --descriptor given twice for service \"{svc}\"");
+                return Err(2);
+            }
+        }
+        let mut runners = BTreeMap::new();
+        for (svc, ty) in &self.runner {
+            if runners.insert(svc.clone(), ty.clone()).is_some() {
+                eprintln!("error: --runner given twice for service \"{svc}\"");
                 return Err(2);
             }
         }
@@ -64,6 +89,7 @@ impl PodArgs {
             image_cache: if self.no_cache { Cache::default() } else { Cache::user() },
             image_jobs: self.image_jobs.into(),
             root: self.root.clone(),
+            runners,
         })
     }
 

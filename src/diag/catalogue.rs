@@ -22,6 +22,7 @@ pub enum Pass {
     Describe,
     Register,
     Grant,
+    Project,
     Secrets,
     Output,
     Access,
@@ -29,7 +30,7 @@ pub enum Pass {
 
 impl Pass {
     /// In the order the driver runs them (the order of `docs/diagnostics.md`).
-    pub const ALL: [Pass; 12] = [
+    pub const ALL: [Pass; 13] = [
         Pass::Parse,
         Pass::Env,
         Pass::Pod,
@@ -39,6 +40,7 @@ impl Pass {
         Pass::Describe,
         Pass::Register,
         Pass::Grant,
+        Pass::Project,
         Pass::Secrets,
         Pass::Output,
         Pass::Access,
@@ -55,6 +57,7 @@ impl Pass {
             Pass::Describe => "describe",
             Pass::Register => "register",
             Pass::Grant => "grant",
+            Pass::Project => "project",
             Pass::Secrets => "secrets",
             Pass::Output => "output",
             Pass::Access => "access",
@@ -72,6 +75,7 @@ impl Pass {
             Pass::Describe => "The rules of a service descriptor (`.claw-describe.json`, version 1 or 2).",
             Pass::Register => "Registering every descriptor into the pod-global registry.",
             Pass::Grant => "Resolving each agent's tool, feed and memory grants against the registry.",
+            Pass::Project => "Writing each native agent's runner configuration (see [runners.md](runners.md)).",
             Pass::Secrets => "Keeping token values out of what is written or committed.",
             Pass::Output => "Writing (and, with `--check`, reading) the output directory.",
             Pass::Access => "The arguments of `clawc explain` and `clawc who-can`.",
@@ -289,6 +293,9 @@ catalogue! {
         MULTI_PROXY = "clawc::pod::multi_proxy" (Pod, Error, Input)
             "The pod's agents use more than one cllama proxy type (Clawdapus runs one proxy type per pod)."
             "multi-proxy chaining not yet supported: found proxy types [passthrough policy]; Phase 4 supports one proxy type per pod";
+        BAD_TOOL_EXECUTION = "clawc::pod::bad_tool_execution" (Pod, Error, Input)
+            "`tool-execution` is neither `native` nor `mediated`, or is `mediated` on a service without a cllama proxy."
+            "service \"trader\": tool-execution is `mediated` but the service has no cllama proxy to mediate its tools";
     }
 
     /// `crate::source::diags`.
@@ -445,7 +452,7 @@ catalogue! {
             "A memory grant names a service with no descriptor or no memory capability."
             "service \"trader\": memory target \"notes\" does not declare a memory capability";
         REQUIRES_CLLAMA = "clawc::grant::requires_cllama" (Grant, Error, Input)
-            "A grant that only a cllama proxy can mediate, on a service without `cllama`."
+            "Memory on a service without `cllama`: memory is mediated-only (tools on such a service run natively)."
             "add `cllama: passthrough` to this service's x-claw";
         AUTH_ENV = "clawc::grant::auth_env" (Grant, Error, Input)
             "A provider's auth needs a variable the consuming service's environment does not give."
@@ -453,6 +460,28 @@ catalogue! {
         TOO_MANY_GRANTS = "clawc::grant::too_many_grants" (Grant, Error, Input)
             "Over 1,000,000 granted tools in the pod, each replica counted."
             "`allow: all` on a 10,000-tool service for 200 agents";
+    }
+
+    /// `crate::project::native::codes`.
+    mod project {
+        NO_RUNNER = "clawc::project::no_runner" (Project, Error, Input)
+            "A native agent with tools whose runner clawc does not know (no `claw.type`, `CLAW_TYPE` or `--runner`, or a name it does not know)."
+            "service \"coder\": its tools run natively, but clawc does not know its runner";
+        RUNNER_CANNOT_FILTER = "clawc::project::runner_cannot_filter" (Project, Error, Input)
+            "A native agent is granted some, not all, of a service's tools, and its runner has no per-tool filter to hold it to them."
+            "service \"coder\": picoclaw cannot filter tools per server, and the agent is granted 2 of the 5 tools of \"github\"";
+        HTTP_ONLY_TOOL = "clawc::project::http_only_tool" (Project, Error, Input)
+            "A native agent is granted a tool its service offers only over HTTP (no MCP endpoint): a runner loads MCP servers, not HTTP routes."
+            "service \"coder\": tool \"trading-api.get_quote\" is an HTTP route; a native runner can only load MCP tools";
+        BAD_SERVER_NAME = "clawc::project::bad_server_name" (Project, Error, Input)
+            "A granted service's name cannot name a runner's MCP server (a `.`, `__`, or not starting with a letter), or two collide once the runner normalises them."
+            "service \"coder\": hermes names servers \"my-api\" and \"my_api\" both \"my_api\"";
+        BAD_MODEL_NAME = "clawc::project::bad_model_name" (Project, Error, Input)
+            "The name a runner's model would see for a granted tool is too long for the provider, holds characters it refuses, or collides with another granted tool's."
+            "service \"coder\": codex would show tool \"api.get.quote\" as \"mcp__api__get_quote\", as it shows \"api.get_quote\"";
+        NEEDS_INLINE_SECRET = "clawc::project::needs_inline_secret" (Project, Warning, Input)
+            "A runner that cannot read environment variables needs a token: the file holds a `${VAR}` placeholder until it is compiled with `--secrets inline`."
+            "service \"bot\": nanobot cannot read API_TOKEN from its environment; compile with --secrets inline at deploy time";
     }
 
     /// `crate::secrets::codes`.

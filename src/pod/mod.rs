@@ -108,6 +108,28 @@ pub struct Claw {
     pub include: Vec<Include>,
     /// `mcp-stdio` `command` and `args` (sidecars only), to detect stale discovery snapshots.
     pub stdio: Option<StdioCommand>,
+    /// How the agent's granted tools run: `tool-execution` when written, else mediated
+    /// with a cllama proxy and native without one (ADR-020).
+    pub execution: Execution,
+}
+
+/// Where an agent's tools are executed (`x-claw.tool-execution`, a clawc extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Execution {
+    /// The runner loads the pod's MCP servers itself, filtered to the grant.
+    Native,
+    /// The cllama proxy presents and executes the tools (`tools.json`).
+    Mediated,
+}
+
+impl Execution {
+    pub fn name(self) -> &'static str {
+        match self {
+            Execution::Native => "native",
+            Execution::Mediated => "mediated",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use super::env::Env;
 use super::expand::{Item, expand_list, expand_object};
 use super::interp;
 use super::{
-    Allow, Build, Claw, FeedEntry, Grant, InlineFeed, MAX_AGENTS, MAX_COUNT, MAX_ENTRIES, MemoryRef, Origin, Pod, Role, Service, Spanned,
-    StdioCommand, Surface, ToolPolicy, diags, ports,
+    Allow, Build, Claw, Execution, FeedEntry, Grant, InlineFeed, MAX_AGENTS, MAX_COUNT, MAX_ENTRIES, MemoryRef, Origin, Pod, Role, Service,
+    Spanned, StdioCommand, Surface, ToolPolicy, diags, ports,
 };
 use crate::diag::{Diagnostic, suggest};
 use crate::sourcemap::{FileId, Loc};
@@ -42,6 +42,7 @@ const SERVICE_KEYS: &[&str] = &[
     "claw-api",
     "mcp-stdio",
     "hermes",
+    "tool-execution",
 ];
 const POD_KEYS: &[&str] = &[
     "pod",
@@ -477,6 +478,7 @@ impl Cx<'_> {
         let memory = x.get("memory").map(|n| if n.is_null() { None } else { self.memory(n) });
         let memory = expand_object(memory, d.memory.as_ref());
         let cllama = own_cllama.unwrap_or_else(|| d.cllama.clone());
+        let execution = self.execution(service, x.get("tool-execution"), &cllama);
         let tools_declared = x.get("tools").is_some();
         let (persona, include) = (self.persona(x.get("persona")), self.includes(service, x.get("include")));
         let handles = self.handles(service, count, x.get("handles"), d.handles.as_ref());
@@ -497,7 +499,41 @@ impl Cx<'_> {
             handles,
             include,
             stdio,
+            execution,
         })
+    }
+
+    /// `tool-execution: native | mediated`; without it, mediated exactly when the agent
+    /// has a cllama proxy. Mediated without a proxy has nothing to execute the tools.
+    fn execution(&mut self, service: &str, node: Option<&Node>, cllama: &[String]) -> Execution {
+        let derived = if cllama.is_empty() { Execution::Native } else { Execution::Mediated };
+        let Some(node) = node.filter(|n| !n.is_null()) else { return derived };
+        let Some(s) = self.string(node, "tool-execution") else { return derived };
+        let explicit = match s.value.trim() {
+            "native" => Execution::Native,
+            "mediated" => Execution::Mediated,
+            other => {
+                let msg = format!("service \"{service}\": tool-execution \"{other}\" is neither `native` nor `mediated`");
+                self.error(
+                    diags::BAD_TOOL_EXECUTION,
+                    msg,
+                    s.loc,
+                    "write `tool-execution: native` (the runner loads the MCP servers) or `mediated` (the cllama proxy runs the tools)",
+                );
+                return derived;
+            }
+        };
+        if explicit == Execution::Mediated && cllama.is_empty() {
+            let msg =
+                format!("service \"{service}\": tool-execution is `mediated` but the service has no cllama proxy to mediate its tools");
+            self.error(
+                diags::BAD_TOOL_EXECUTION,
+                msg,
+                s.loc,
+                "add `cllama: passthrough` (or `cllama-defaults` on the pod), or use `tool-execution: native`",
+            );
+        }
+        explicit
     }
 
     /// `x-claw.count`: `≤ 1` is one agent named after the service; above [`MAX_COUNT`] is

@@ -45,6 +45,8 @@ struct Ctx<'a> {
     feeds: Vec<FeedCtx<'a>>,
     skills: Vec<SkillCtx>,
     tools: Vec<ToolCtx<'a>>,
+    /// The runner that loads the tools natively (else cllama presents them).
+    tools_runner: Option<&'static str>,
     memory: Option<MemoryCtx<'a>>,
     includes: Vec<IncludeCtx<'a>>,
 }
@@ -132,7 +134,17 @@ struct MemoryCtx<'a> {
 }
 
 /// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
-pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: &Plan, claw_type: Option<&str>) -> Vec<u8> {
+/// `native` is the agent's runner projection when its tools run natively: they are listed
+/// by the names its runner shows the model.
+pub(crate) fn render(
+    pod: &Pod,
+    reg: &Registry,
+    claw: &Claw,
+    agent: &str,
+    plan: &Plan,
+    claw_type: Option<&str>,
+    native: Option<&super::native::NativePlan>,
+) -> Vec<u8> {
     // Handle skills first, by platform (the map is sorted), then surface skills in surface order.
     let mut skills: Vec<SkillCtx> =
         claw.handles.keys().map(|p| SkillCtx { name: format!("handle-{p}.md"), why: format!("{p} channel identity") }).collect();
@@ -212,7 +224,9 @@ pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: 
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
-            ToolCtx { alias: name.alias(), canonical: name.to_string(), description: &reg.tool(&g.service, g.index).description }
+            let canonical = name.to_string();
+            let alias = native.and_then(|n| n.name_of(&canonical)).map_or_else(|| name.alias(), str::to_string);
+            ToolCtx { alias, canonical, description: &reg.tool(&g.service, g.index).description }
         })
         .collect();
     let memory =
@@ -230,7 +244,9 @@ pub(crate) fn render(pod: &Pod, reg: &Registry, claw: &Claw, agent: &str, plan: 
         .collect();
     let handles = claw.handles.iter().map(|(p, h)| handle_ctx(p, h)).collect();
     let persona = claw.persona.as_ref().map(|p| p.value.as_str());
-    let ctx = Ctx { pod: &pod.name, agent, claw_type, persona, surfaces, cllama, handles, feeds, skills, tools, memory, includes };
+    let tools_runner = native.map(|n| n.runner.name());
+    let ctx =
+        Ctx { pod: &pod.name, agent, claw_type, persona, surfaces, cllama, handles, feeds, skills, tools, tools_runner, memory, includes };
     let tmpl = env().get_template("CLAWDAPUS.md").expect("the bundled template is registered");
     tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx)))
         .expect("the bundled template renders every context")

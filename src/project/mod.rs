@@ -6,11 +6,13 @@
 //! context/<agent-id>/feeds.json         cllama agents with ≥ 1 feed
 //! context/<agent-id>/memory.json        cllama agents with memory
 //! context/<agent-id>/skills/<name>      descriptor skills of the agent's service surfaces
+//! runners/<agent-id>/…                  native agents with ≥ 1 granted tool (see [`native`])
 //! report.json
 //! ```
 
 pub(crate) mod context_md;
 pub(crate) mod mediated;
+pub(crate) mod native;
 pub(crate) mod report;
 
 use crate::artifact::ArtifactSet;
@@ -20,6 +22,7 @@ use crate::grant::{Plan, SecretMode};
 use crate::pod::{Claw, Pod};
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
+use native::NativePlan;
 use std::collections::BTreeMap;
 
 /// The report's path in the tree.
@@ -34,12 +37,19 @@ pub(crate) struct Projected<'a> {
 
 /// Builds every per-agent artifact with tokens redacted (`${VAR}`); [`Projected::inline`]
 /// then writes literal tokens where `--secrets inline` asks for them.
-pub(crate) fn project<'a>(pod: &'a Pod, reg: &'a Registry, plans: &'a BTreeMap<String, Plan>, sources: &SourceMap) -> Projected<'a> {
+pub(crate) fn project<'a>(
+    pod: &'a Pod,
+    reg: &'a Registry,
+    plans: &'a BTreeMap<String, Plan>,
+    natives: &'a BTreeMap<String, NativePlan>,
+    sources: &SourceMap,
+) -> Projected<'a> {
     let mut out = ArtifactSet::default();
     let mut agents = Vec::new();
     for (service, plan) in plans {
         let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
         let mediated = !claw.cllama.is_empty();
+        let native = natives.get(service);
         for id in claw.agent_ids(service) {
             let dir = format!("context/{id}");
             let mut files = Vec::new();
@@ -50,7 +60,7 @@ pub(crate) fn project<'a>(pod: &'a Pod, reg: &'a Registry, plans: &'a BTreeMap<S
             put(
                 &mut out,
                 "CLAWDAPUS.md",
-                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(|r| r.runner.as_str())),
+                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(|r| r.runner.as_str()), native),
                 false,
             );
             if mediated {
@@ -63,21 +73,27 @@ pub(crate) fn project<'a>(pod: &'a Pod, reg: &'a Registry, plans: &'a BTreeMap<S
                     put(&mut out, &format!("skills/{}", skill.name), skill.text.clone().into_bytes(), false);
                 }
             }
+            if let Some(n) = native {
+                for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Redact) {
+                    files.push(format!("runners/{id}/{name}"));
+                    out.insert_secret(format!("runners/{id}/{name}"), bytes, secret);
+                }
+            }
             files.sort();
-            agents.push(report::agent_report(&id, service, &claw.cllama, plan, reg, sources, files));
+            agents.push(report::agent_report(&id, service, claw, plan, native, reg, sources, files));
         }
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
     Projected { artifacts: out, agents }
 }
 
-/// An agent's cllama files (tools, feeds, memory), the only files that carry tokens:
-/// (name, bytes, whether it holds a literal token).
+/// An agent's cllama files (tools unless they run natively, feeds, memory), the only
+/// context files that carry tokens: (name, bytes, whether it holds a literal token).
 fn mediated_files(reg: &Registry, claw: &Claw, id: &str, plan: &Plan, mode: SecretMode) -> Vec<(&'static str, Vec<u8>, bool)> {
     let inline = mode == SecretMode::Inline;
     let literal = |t: Option<&crate::grant::Token>| inline && t.is_some_and(|a| a.value.is_some());
     let mut out = Vec::new();
-    if !plan.tools.is_empty() {
+    if !plan.tools.is_empty() && claw.execution == crate::pod::Execution::Mediated {
         let secret = plan.tools.iter().any(|t| literal(t.auth.as_ref()));
         out.push(("tools.json", mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode), secret));
     }
@@ -94,7 +110,21 @@ fn mediated_files(reg: &Registry, claw: &Claw, id: &str, plan: &Plan, mode: Secr
 impl Projected<'_> {
     /// The tree with literal tokens (`--secrets inline`): only the cllama files of agents
     /// are rendered again; everything else is what the redacted projection made.
-    pub(crate) fn inline(mut self, pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>) -> Self {
+    pub(crate) fn inline(
+        mut self,
+        pod: &Pod,
+        reg: &Registry,
+        plans: &BTreeMap<String, Plan>,
+        natives: &BTreeMap<String, NativePlan>,
+    ) -> Self {
+        for (service, n) in natives {
+            let claw = pod.services[service].claw.as_ref().expect("native plans exist only for x-claw agents");
+            for id in claw.agent_ids(service) {
+                for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Inline) {
+                    self.artifacts.insert_secret(format!("runners/{id}/{name}"), bytes, secret);
+                }
+            }
+        }
         for (service, plan) in plans {
             let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
             if claw.cllama.is_empty() {

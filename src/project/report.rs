@@ -5,6 +5,7 @@
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
 use crate::pod::Origin;
+use crate::project::native::NativePlan;
 use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
@@ -24,6 +25,11 @@ pub(crate) struct AgentReport<'a> {
     pub id: String,
     pub service: &'a str,
     pub cllama: &'a [String],
+    /// `native` or `mediated` (how its tools run).
+    pub tool_execution: &'static str,
+    /// The runner that loads its tools natively.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<&'static str>,
     pub tools: Vec<ToolReport>,
     pub feeds: Vec<FeedReport<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,6 +92,7 @@ pub(crate) fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
 #[derive(Serialize)]
 pub(crate) struct ToolReport {
     pub name: String,
+    /// The name the model sees: cllama's alias, or the native runner's name.
     pub alias: String,
     pub grant: GrantReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,11 +160,13 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn agent_report<'a>(
     id: &str,
     service: &'a str,
-    cllama: &'a [String],
+    claw: &'a crate::pod::Claw,
     plan: &'a Plan,
+    native: Option<&NativePlan>,
     reg: &Registry,
     sources: &SourceMap,
     artifacts: Vec<String>,
@@ -167,8 +176,9 @@ pub(crate) fn agent_report<'a>(
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
+            let shown = native.and_then(|n| n.name_of(&name.to_string()).map(str::to_string));
             ToolReport {
-                alias: name.alias(),
+                alias: shown.unwrap_or_else(|| name.alias()),
                 name: name.to_string(),
                 grant: grant_report(&g.via, sources),
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),
@@ -184,7 +194,18 @@ pub(crate) fn agent_report<'a>(
         })
         .collect();
     let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });
-    AgentReport { id: id.to_string(), service, cllama, tools, feeds, memory, artifacts, summary: summary(plan, reg) }
+    AgentReport {
+        id: id.to_string(),
+        service,
+        cllama: &claw.cllama,
+        tool_execution: claw.execution.name(),
+        runner: native.map(|n| n.runner.name()),
+        tools,
+        feeds,
+        memory,
+        artifacts,
+        summary: summary(plan, reg),
+    }
 }
 
 pub(crate) fn services_report<'a>(reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {

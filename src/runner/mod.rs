@@ -1,8 +1,25 @@
-//! The runners an agent container can run: one table that the rest of clawc reads (names
-//! and aliases today; each runner's native MCP projection joins its row, one file per
-//! runner under this directory). A runner is named by the image label `claw.type`, the
-//! Clawfile directive `CLAW_TYPE`, or a Dockerfile `LABEL claw.type=`.
+//! The runners an agent container can run: one table that the rest of clawc reads (names,
+//! aliases, and each runner's native MCP projection, one file per runner under this
+//! directory). A runner is named by the image label `claw.type`, the Clawfile directive
+//! `CLAW_TYPE`, a Dockerfile `LABEL claw.type=`, or `--runner SERVICE=TYPE`.
 
+mod claude_code;
+mod codex;
+mod cursor;
+mod gemini;
+mod goose;
+mod hermes;
+mod microclaw;
+mod nanobot;
+mod nanoclaw;
+pub(crate) mod native;
+mod nullclaw;
+mod openclaw;
+mod opencode;
+mod picoclaw;
+mod vscode;
+
+pub(crate) use native::Native;
 use serde::Serialize;
 use std::fmt;
 
@@ -45,24 +62,32 @@ pub struct Spec {
     /// Other spellings accepted for it.
     pub aliases: &'static [&'static str],
     pub family: Family,
+    /// How its native MCP configuration is written.
+    pub native: &'static Native,
 }
 
 /// Every runner, in the order the docs list them.
 pub(crate) const RUNNERS: &[Spec] = &[
-    Spec { runner: Runner::OpenClaw, name: "openclaw", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::Hermes, name: "hermes", aliases: &["hermes-agent"], family: Family::Clawdapus },
-    Spec { runner: Runner::Nanobot, name: "nanobot", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::PicoClaw, name: "picoclaw", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::NullClaw, name: "nullclaw", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::MicroClaw, name: "microclaw", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::NanoClaw, name: "nanoclaw", aliases: &[], family: Family::Clawdapus },
-    Spec { runner: Runner::ClaudeCode, name: "claude-code", aliases: &["claude", "claude_code"], family: Family::Mainstream },
-    Spec { runner: Runner::Codex, name: "codex", aliases: &["codex-cli"], family: Family::Mainstream },
-    Spec { runner: Runner::Gemini, name: "gemini", aliases: &["gemini-cli"], family: Family::Mainstream },
-    Spec { runner: Runner::OpenCode, name: "opencode", aliases: &[], family: Family::Mainstream },
-    Spec { runner: Runner::Cursor, name: "cursor", aliases: &["cursor-agent"], family: Family::Mainstream },
-    Spec { runner: Runner::VsCode, name: "vscode", aliases: &["vs-code", "copilot"], family: Family::Mainstream },
-    Spec { runner: Runner::Goose, name: "goose", aliases: &[], family: Family::Mainstream },
+    Spec { runner: Runner::OpenClaw, name: "openclaw", aliases: &[], family: Family::Clawdapus, native: &openclaw::NATIVE },
+    Spec { runner: Runner::Hermes, name: "hermes", aliases: &["hermes-agent"], family: Family::Clawdapus, native: &hermes::NATIVE },
+    Spec { runner: Runner::Nanobot, name: "nanobot", aliases: &[], family: Family::Clawdapus, native: &nanobot::NATIVE },
+    Spec { runner: Runner::PicoClaw, name: "picoclaw", aliases: &[], family: Family::Clawdapus, native: &picoclaw::NATIVE },
+    Spec { runner: Runner::NullClaw, name: "nullclaw", aliases: &[], family: Family::Clawdapus, native: &nullclaw::NATIVE },
+    Spec { runner: Runner::MicroClaw, name: "microclaw", aliases: &[], family: Family::Clawdapus, native: &microclaw::NATIVE },
+    Spec { runner: Runner::NanoClaw, name: "nanoclaw", aliases: &[], family: Family::Clawdapus, native: &nanoclaw::NATIVE },
+    Spec {
+        runner: Runner::ClaudeCode,
+        name: "claude-code",
+        aliases: &["claude", "claude_code"],
+        family: Family::Mainstream,
+        native: &claude_code::NATIVE,
+    },
+    Spec { runner: Runner::Codex, name: "codex", aliases: &["codex-cli"], family: Family::Mainstream, native: &codex::NATIVE },
+    Spec { runner: Runner::Gemini, name: "gemini", aliases: &["gemini-cli"], family: Family::Mainstream, native: &gemini::NATIVE },
+    Spec { runner: Runner::OpenCode, name: "opencode", aliases: &[], family: Family::Mainstream, native: &opencode::NATIVE },
+    Spec { runner: Runner::Cursor, name: "cursor", aliases: &["cursor-agent"], family: Family::Mainstream, native: &cursor::NATIVE },
+    Spec { runner: Runner::VsCode, name: "vscode", aliases: &["vs-code", "copilot"], family: Family::Mainstream, native: &vscode::NATIVE },
+    Spec { runner: Runner::Goose, name: "goose", aliases: &[], family: Family::Mainstream, native: &goose::NATIVE },
 ];
 
 impl Runner {

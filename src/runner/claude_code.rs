@@ -1,0 +1,52 @@
+//! Claude Code: user scope, which needs neither folder trust nor approval —
+//! `~/.claude.json` top-level `mcpServers` (`type: http`) and `~/.claude/settings.json`
+//! `permissions`. Claude Code has no hard filter and `allow` hides nothing: clawc allows
+//! the granted tools and denies every other tool the service declares.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, Value, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::CallGate,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: false },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/root/.claude",
+    files: &[
+        FileSpec { root: Root::Home, path: ".claude.json", role: "mcp-servers" },
+        FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions" },
+    ],
+    model_name,
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::Driven { package: "@anthropic-ai/claude-code", version: "2.1.330" },
+    render,
+    emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool)",
+};
+
+fn model_name(s: &str, t: &str) -> String {
+    format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-"))
+}
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let (mcp, permissions) = servers_and_permissions(servers);
+    vec![json(&json!({ "mcpServers": mcp })), json(&json!({ "permissions": permissions }))]
+}
+
+/// The `mcpServers` map and the `permissions` object (shared with NanoClaw, which runs
+/// the Claude Agent SDK).
+pub(super) fn servers_and_permissions(servers: &[Server]) -> (Value, Value) {
+    let mut map = Map::new();
+    let (mut allow, mut deny) = (Vec::new(), Vec::new());
+    for s in servers {
+        let mut e = json!({ "type": "http", "url": s.url });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+        allow.extend(s.granted.iter().map(|t| model_name(&s.name, t)));
+        deny.extend(s.denied.iter().map(|t| model_name(&s.name, t)));
+    }
+    (Value::Object(map), json!({ "allow": allow, "deny": deny }))
+}

@@ -1,0 +1,34 @@
+//! Cursor (editor and `cursor-agent`): `~/.cursor/mcp.json`, `mcpServers.<name>` with
+//! `url` and `${env:VAR}` references. Tools are toggled in its UI, not in a file: no
+//! per-tool filter clawc can write.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::None,
+    secrets: Secrets::Interpolate { prefix: "${env:", suffix: "}", upper_only: false },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/root/.cursor",
+    files: &[FileSpec { root: Root::Home, path: ".cursor/mcp.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven("`cursor-agent` is not published to npm or PyPI and needs a Cursor login"),
+    render,
+    emits: "`mcpServers.<service>`: `url`, `headers` with `${env:VAR}`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "url": s.url });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "mcpServers": map }))]
+}

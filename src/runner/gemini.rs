@@ -1,0 +1,38 @@
+//! Gemini CLI: `~/.gemini/settings.json`, `mcpServers.<name>` with `httpUrl` (Streamable
+//! HTTP; `url` would mean SSE), `includeTools` (a hard allow-list), `trust: true` (headless
+//! mode drops MCP tools that would need a confirmation nobody can give), and
+//! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, Value, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::Hard,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: false },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/root/.gemini",
+    files: &[
+        FileSpec { root: Root::Home, path: ".gemini/settings.json", role: "mcp-servers" },
+        FileSpec { root: Root::Home, path: ".gemini/trustedFolders.json", role: "folder-trust" },
+    ],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-."), sanitise(t, "-.")),
+    name_extra: "-.",
+    name_max: 63,
+    server_key: |s| sanitise(s, "-."),
+    verified: Verified::Driven { package: "@google/gemini-cli", version: "0.61.0" },
+    render,
+    emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "mcpServers": Value::Object(map) })), json(&json!({ "/": "TRUST_FOLDER" }))]
+}

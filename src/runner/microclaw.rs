@@ -1,0 +1,35 @@
+//! MicroClaw: `<data_dir>/mcp.d/*.json` (read after `<data_dir>/mcp.json`, later files
+//! winning per server), so clawc's servers sit in their own `mcp.d/clawc.json` beside
+//! the operator's. `transport: streamable_http`, `endpoint`, `request_timeout_secs`. No
+//! per-tool filter (its `trust` tiers only rate risk).
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::None,
+    secrets: Secrets::Literal,
+    home: "/root",
+    workdir: "/claw-data",
+    data: "/claw-data",
+    files: &[FileSpec { root: Root::Data, path: "mcp.d/clawc.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven("no CLI published to npm or PyPI (a Rust binary from GitHub releases, out of reach offline)"),
+    render,
+    emits: "`mcp.d/clawc.json` `mcpServers.<service>`: `transport: streamable_http`, `endpoint`, `headers`, `request_timeout_secs`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "transport": "streamable_http", "endpoint": s.url, "request_timeout_secs": s.timeout_s() });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "mcpServers": map }))]
+}

@@ -1,0 +1,39 @@
+//! nanobot (HKUDS): `~/.nanobot/config.json`, `tools.mcpServers.<name>` with
+//! `type: streamableHttp` and `enabledTools` (without `*` it also skips resources and
+//! prompts). nanobot refuses private addresses, where a Compose network lives, unless
+//! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
+//! cannot read a variable: a token is written only with `--secrets inline`.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+/// Docker's default address pools for Compose networks.
+pub(crate) const POD_NETWORKS: &[&str] = &["172.16.0.0/12", "192.168.0.0/16"];
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::Hard,
+    secrets: Secrets::Literal,
+    home: "/root",
+    workdir: "/root/.nanobot/workspace",
+    data: "/root/.nanobot",
+    files: &[FileSpec { root: Root::Home, path: ".nanobot/config.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::Driven { package: "nanobot-ai", version: "0.3.5" },
+    render,
+    emits: "`tools.mcpServers.<service>`: `type: streamableHttp`, `url`, `headers`, `enabledTools`, `toolTimeout` (s); `tools.ssrfWhitelist` with Docker's default pools",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "type": "streamableHttp", "url": s.url, "enabledTools": s.granted, "toolTimeout": s.timeout_s() });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "tools": { "ssrfWhitelist": POD_NETWORKS, "mcpServers": map } }))]
+}

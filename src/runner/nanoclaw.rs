@@ -1,0 +1,34 @@
+//! NanoClaw: its agent-runner calls the Claude Agent SDK, which has no declarative MCP
+//! file of its own upstream; clawc writes the Claude Code project files (`.mcp.json`,
+//! `.claude/settings.json` with `enabledMcpjsonServers` and the same allow/deny
+//! permissions), which the SDK reads with `settingSources: ["project"]`.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::json;
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::CallGate,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: false },
+    home: "/home/node",
+    workdir: "/workspace/group",
+    data: "/workspace/group",
+    files: &[
+        FileSpec { root: Root::Project, path: ".mcp.json", role: "mcp-servers" },
+        FileSpec { root: Root::Project, path: ".claude/settings.json", role: "permissions" },
+    ],
+    model_name: |s, t| format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven(
+        "no published CLI: NanoClaw is a container image whose runner loads MCP servers in code; the files are Claude Code's, whose loading the SDK shares",
+    ),
+    render,
+    emits: "project `.mcp.json` `mcpServers.<service>`; `.claude/settings.json` `enabledMcpjsonServers`, `permissions.allow`/`deny` as for Claude Code",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let (mcp, permissions) = super::claude_code::servers_and_permissions(servers);
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    vec![json(&json!({ "mcpServers": mcp })), json(&json!({ "enabledMcpjsonServers": names, "permissions": permissions }))]
+}

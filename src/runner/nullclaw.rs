@@ -1,0 +1,35 @@
+//! NullClaw: `~/.nullclaw/config.json` (the upstream image's home is `/nullclaw-data`),
+//! `mcp_servers.<name>` with `transport: http` (the default is stdio) and `timeout_ms`.
+//! Its `tool_filter_groups` choose what is offered per turn, not what may be called, so
+//! clawc treats it as having no filter.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::None,
+    secrets: Secrets::Literal,
+    home: "/nullclaw-data",
+    workdir: "/nullclaw-data",
+    data: "/nullclaw-data/.nullclaw",
+    files: &[FileSpec { root: Root::Home, path: ".nullclaw/config.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven("no CLI published to npm or PyPI (a Zig binary from GitHub releases, out of reach offline)"),
+    render,
+    emits: "`mcp_servers.<service>`: `transport: http`, `url`, `headers`, `timeout_ms`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "transport": "http", "url": s.url, "timeout_ms": s.timeout_ms });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "mcp_servers": map }))]
+}

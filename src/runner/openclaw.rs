@@ -1,0 +1,39 @@
+//! OpenClaw: `~/.openclaw/openclaw.json`, `mcp.servers.<name>` with `transport:
+//! "streamable-http"` written out (OpenClaw's default is SSE) and `toolFilter.include`,
+//! which also hides the utility tools it derives from resources and prompts.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::Hard,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: true },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/root/.openclaw",
+    files: &[FileSpec { root: Root::Home, path: ".openclaw/openclaw.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::Driven { package: "openclaw", version: "2026.9.6" },
+    render,
+    emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `timeout` (s)",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({
+            "url": s.url,
+            "transport": "streamable-http",
+            "toolFilter": { "include": s.granted },
+            "timeout": s.timeout_s(),
+        });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "mcp": { "servers": map } }))]
+}

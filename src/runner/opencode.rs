@@ -1,0 +1,39 @@
+//! OpenCode: `~/.config/opencode/opencode.json`, `mcp.<name>` (`type: remote`,
+//! `oauth: false` so no OAuth probe) and the `tools` map over the wrapped names
+//! `<server>_<tool>`: the server's glob off, each granted tool on.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, Value, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::Hard,
+    secrets: Secrets::Interpolate { prefix: "{env:", suffix: "}", upper_only: false },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/root/.local/share/opencode",
+    files: &[FileSpec { root: Root::Home, path: ".config/opencode/opencode.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::Driven { package: "opencode-ai", version: "1.18.33" },
+    render,
+    emits: "`mcp.<service>` (`type: remote`, `url`, `headers`, `oauth: false`, `timeout` ms); `tools`: `<service>_*: false` and `<service>_<tool>: true` per granted tool",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let (mut mcp, mut tools) = (Map::new(), Map::new());
+    for s in servers {
+        let mut e = json!({ "type": "remote", "url": s.url, "enabled": true, "oauth": false, "timeout": s.timeout_ms });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        mcp.insert(s.name.clone(), e);
+        tools.insert(format!("{}_*", s.name), Value::Bool(false));
+        for t in &s.granted {
+            tools.insert(format!("{}_{t}", s.name), Value::Bool(true));
+        }
+    }
+    let doc = json!({ "$schema": "https://opencode.ai/config.json", "mcp": mcp, "tools": tools });
+    vec![json(&doc)]
+}

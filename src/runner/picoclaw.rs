@@ -1,0 +1,34 @@
+//! PicoClaw: `~/.picoclaw/config.json` (Clawdapus sets `PICOCLAW_HOME=/home/picoclaw/.picoclaw`),
+//! `tools.mcp.enabled` and `tools.mcp.servers.<name>` with `type: http` written out (a
+//! bare `url` means SSE). No per-tool filter and no variable references.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::None,
+    secrets: Secrets::Literal,
+    home: "/home/picoclaw",
+    workdir: "/home/picoclaw",
+    data: "/home/picoclaw/.picoclaw",
+    files: &[FileSpec { root: Root::Home, path: ".picoclaw/config.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven("no CLI published to npm or PyPI (a Go binary from GitHub releases, out of reach offline)"),
+    render,
+    emits: "`tools.mcp.enabled: true`; `tools.mcp.servers.<service>`: `enabled`, `type: http`, `url`, `headers`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "enabled": true, "type": "http", "url": s.url });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "tools": { "mcp": { "enabled": true, "servers": map } } }))]
+}

@@ -1,0 +1,34 @@
+//! VS Code (Copilot agent mode): the workspace's `.vscode/mcp.json`, top-level `servers`
+//! (not `mcpServers`), `type: http`, `${env:VAR}` references. Per-tool choice lives in
+//! custom agents and the chat tool picker, not in this file: no per-tool filter.
+
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use serde_json::{Map, json};
+
+pub(super) const NATIVE: Native = Native {
+    filter: Filter::None,
+    secrets: Secrets::Interpolate { prefix: "${env:", suffix: "}", upper_only: false },
+    home: "/root",
+    workdir: "/workspace",
+    data: "/workspace/.vscode",
+    files: &[FileSpec { root: Root::Project, path: ".vscode/mcp.json", role: "mcp-servers" }],
+    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
+    name_extra: "-",
+    name_max: 64,
+    server_key: |s| sanitise(s, "-"),
+    verified: Verified::NotDriven("an editor, not a headless CLI: nothing to drive offline"),
+    render,
+    emits: "`servers.<service>`: `type: http`, `url`, `headers` with `${env:VAR}`",
+};
+
+fn render(servers: &[Server]) -> Vec<Vec<u8>> {
+    let mut map = Map::new();
+    for s in servers {
+        let mut e = json!({ "type": "http", "url": s.url });
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    vec![json(&json!({ "servers": map }))]
+}
