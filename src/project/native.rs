@@ -123,7 +123,7 @@ fn runner_of(reg: &Registry, service: &str, loc: Loc, diags: &mut Vec<Diagnostic
         None => format!("service \"{service}\": its tools run natively, but clawc does not know its runner"),
     };
     let help = format!(
-        "name the runner with the image label `claw.type`, `CLAW_TYPE` in its Clawfile, or `--runner {service}=TYPE` (one of: {known}); or give the service a cllama proxy to mediate its tools"
+        "name the runner with the image label `claw.type`, `CLAW_TYPE` in its Clawfile, or `--runner {service}=TYPE` (one of: {known}); or have its tools mediated: give it a cllama proxy (`cllama: passthrough`)"
     );
     diags.push(Diagnostic::error(codes::NO_RUNNER, msg).at(loc).help(help));
     None
@@ -166,6 +166,11 @@ impl Planner<'_, '_> {
                 servers.push(s);
             }
         }
+        if self.diags.len() != before {
+            // Names are checked once the servers hold; a clash of servers would repeat as
+            // a clash of every tool name.
+            return None;
+        }
         let names = self.model_names(tools);
         (self.diags.len() == before).then(|| NativePlan { runner: self.runner, servers, tools: names })
     }
@@ -183,7 +188,7 @@ impl Planner<'_, '_> {
                 codes::HTTP_ONLY_TOOL,
                 msg,
                 loc,
-                "give the agent a cllama proxy (`cllama: passthrough`) so its tools are mediated, or set `tool-execution: mediated`",
+                "have the agent's tools mediated: give it a cllama proxy (`cllama: passthrough`), which calls HTTP routes for it",
             );
             return None;
         };
@@ -203,7 +208,7 @@ impl Planner<'_, '_> {
                 granted.len(),
                 desc.tools.len()
             );
-            self.error(codes::RUNNER_CANNOT_FILTER, msg, loc, "grant all of the service's tools (`allow: all`), or mediate the agent's tools with a cllama proxy (`tool-execution: mediated`)");
+            self.error(codes::RUNNER_CANNOT_FILTER, msg, loc, "grant all of the service's tools (`allow: all`), or have them mediated: give the agent a cllama proxy (`cllama: passthrough`)");
             return None;
         }
         let granted_set: BTreeSet<&str> = raw.iter().map(String::as_str).collect();
@@ -251,7 +256,7 @@ impl Planner<'_, '_> {
                     codes::BAD_MODEL_NAME,
                     msg,
                     loc,
-                    "rename the tool in its service, or mediate the agent's tools with a cllama proxy",
+                    "rename the tool in its service, or have the agent's tools mediated: give it a cllama proxy (`cllama: passthrough`)",
                 );
                 continue;
             }
@@ -265,7 +270,7 @@ impl Planner<'_, '_> {
                     codes::BAD_MODEL_NAME,
                     msg,
                     loc,
-                    "use a shorter service or tool name, or mediate the agent's tools with a cllama proxy (its alias fits every provider)",
+                    "use a shorter service or tool name, or have the agent's tools mediated: give it a cllama proxy (`cllama: passthrough`), whose alias fits every provider",
                 );
                 continue;
             }

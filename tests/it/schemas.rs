@@ -48,6 +48,21 @@ fn compiled_artifacts_match_their_schemas() {
     assert_eq!(seen.len(), 4, "every artifact kind is covered: {seen:?}");
 }
 
+/// Native agents' `runner.json` and a report with native grants (the native golden case).
+#[test]
+fn runner_files_match_their_schemas() {
+    let files = tree(&root().join("tests/cases/native-runners/expected/out"));
+    let mut seen = 0;
+    for (kind, schema) in [("runner.json", "runner.schema.json"), ("report.json", "report.schema.json")] {
+        let v = validator(schema);
+        for (rel, bytes) in files.iter().filter(|(rel, _)| rel.ends_with(kind)) {
+            check(&v, rel, &serde_json::from_slice(bytes).unwrap());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 15, "14 runner.json files and the report");
+}
+
 #[test]
 fn example_descriptors_match_their_schemas() {
     let v1 = validator("descriptor-v1.schema.json");
