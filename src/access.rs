@@ -36,6 +36,18 @@ pub(crate) fn route(via: &Provenance, sources: &SourceMap) -> String {
     }
 }
 
+/// The name agent service `consumer`'s model sees for granted tool `service.tool`: its
+/// native runner's name, else cllama's alias.
+pub(crate) fn shown_as(a: &Analysis, consumer: &str, service: &str, index: usize) -> String {
+    let name = a.registry.tool_name(service, index);
+    a.native.get(consumer).and_then(|n| n.name_of(&name.to_string()).map(str::to_string)).unwrap_or_else(|| name.alias())
+}
+
+/// How agent service `consumer`'s tools run: its native runner's name, else `cllama`.
+pub(crate) fn executor(a: &Analysis, consumer: &str) -> &'static str {
+    a.native.get(consumer).map_or("cllama", |n| n.runner.name())
+}
+
 /// Agent ids of the pod, sorted, each with its service.
 pub(crate) fn agents(a: &Analysis) -> Vec<(String, &str)> {
     let mut out: Vec<(String, &str)> = a
@@ -97,6 +109,10 @@ pub(crate) fn target<'a>(a: &'a Analysis, text: &str) -> Result<(&'a str, &'a Se
 pub(crate) struct Holder {
     pub agent: String,
     pub tool: String,
+    /// The name the agent's model sees.
+    pub shown_as: String,
+    /// What presents and runs the tool: the native runner, or `cllama`.
+    pub via_runner: &'static str,
     pub grant: String,
     pub via: String,
     pub allow: &'static str,
@@ -112,6 +128,8 @@ pub(crate) fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Op
                 out.push(Holder {
                     agent: id.clone(),
                     tool: name,
+                    shown_as: shown_as(a, svc, service, g.index),
+                    via_runner: executor(a, svc),
                     grant: at(&g.via, sources),
                     via: route(&g.via, sources),
                     allow: if g.via.all { "all" } else { "named" },
@@ -135,7 +153,11 @@ pub(crate) struct Explanation {
     pub agent: String,
     pub service: String,
     pub tool: String,
+    /// The name the model sees (the native runner's when it is granted natively).
     pub alias: String,
+    /// The native runner that loads the tool, when the agent's tools run natively.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<&'static str>,
     pub granted: bool,
     /// Granted: pod default → spread → grant line → descriptor → tool.
     pub chain: Vec<Step>,
@@ -196,6 +218,7 @@ pub(crate) fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &
         service: consumer.to_string(),
         tool: name.to_string(),
         alias: name.alias(),
+        runner: a.native.get(consumer).map(|n| n.runner.name()),
         granted: false,
         chain: Vec::new(),
         why_not: None,
@@ -205,6 +228,17 @@ pub(crate) fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &
     if let Some(g) = plan.and_then(|p| p.tools.iter().find(|g| g.service == service && g.index == tool)) {
         e.granted = true;
         e.chain = granted_chain(g, d, t, sources);
+        e.alias = shown_as(a, consumer, service, tool);
+        if let Some(n) = a.native.get(consumer) {
+            let url = n.servers.iter().find(|s| s.name == service).map_or("", |s| s.url.as_str());
+            let text = format!(
+                "{} loads it natively from {url} (its filter: {}), as `{}`",
+                n.runner,
+                n.runner.spec().native.filter.describe(),
+                e.alias
+            );
+            e.chain.push(Step { step: "runner", at: Some(format!("runners/{agent}/runner.json")), text });
+        }
         return e;
     }
     let claw = a.pod.services[consumer].claw.as_ref().expect("agents have x-claw");
@@ -254,6 +288,8 @@ fn suggestion(consumer: &str, claw: &crate::pod::Claw, service: &str, tool: &str
 #[derive(Serialize, Debug, Clone)]
 pub(crate) struct Matrix {
     pub agents: Vec<String>,
+    /// Per agent: its native runner, or `cllama` when its tools are mediated.
+    pub runners: Vec<&'static str>,
     pub rows: Vec<MatrixRow>,
 }
 
@@ -277,5 +313,6 @@ pub(crate) fn matrix(a: &Analysis) -> Matrix {
             rows.push(MatrixRow { tool: format!("{svc}.{}", t.name), effect: effect(t), granted });
         }
     }
-    Matrix { agents: agents.into_iter().map(|(id, _)| id).collect(), rows }
+    let runners = agents.iter().map(|(_, s)| executor(a, s)).collect();
+    Matrix { agents: agents.into_iter().map(|(id, _)| id).collect(), runners, rows }
 }

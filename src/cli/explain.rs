@@ -81,6 +81,8 @@ fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, age
             let t = a.registry.tool(&g.service, g.index);
             serde_json::json!({
                 "tool": a.registry.tool_name(&g.service, g.index).to_string(),
+                "shown_as": access::shown_as(a, service, &g.service, g.index),
+                "via_runner": access::executor(a, service),
                 "effect": access::effect(t),
                 "grant": access::at(&g.via, sources),
                 "via": access::route(&g.via, sources),
@@ -100,16 +102,23 @@ fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, age
         println!("{agent} can call no tools (deny by default).");
         return 0;
     }
-    println!("{agent} can call {} tool{}:", rows.len(), if rows.len() == 1 { "" } else { "s" });
+    let by = access::executor(a, service);
+    println!(
+        "{agent} can call {} tool{} ({}):",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        if by == "cllama" { "mediated by cllama".to_string() } else { format!("loaded natively by {by}") }
+    );
     let width = rows.iter().map(|r| r["tool"].as_str().unwrap_or("").len()).max().unwrap_or(0);
     for r in &rows {
-        let (tool, effect, grant, via) = (
+        let (tool, shown, effect, grant, via) = (
             r["tool"].as_str().unwrap_or(""),
+            r["shown_as"].as_str().unwrap_or(""),
             r["effect"].as_str().unwrap_or(""),
             r["grant"].as_str().unwrap_or(""),
             r["via"].as_str().unwrap_or(""),
         );
-        println!("  {tool:<width$}  {effect:<14}  {grant}  {via}");
+        println!("  {tool:<width$}  {effect:<14}  {grant}  {via}  [shown as `{shown}`]");
     }
     0
 }

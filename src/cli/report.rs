@@ -51,7 +51,8 @@ fn mark(effect: &str) -> &'static str {
 
 /// A Markdown table: one row per tool, one column per agent.
 pub(super) fn markdown(m: &Matrix) -> String {
-    let mut out = format!("| tool | effect | {} |\n|---|---|{}\n", m.agents.join(" | "), "---|".repeat(m.agents.len()));
+    let heads: Vec<String> = m.agents.iter().zip(&m.runners).map(|(a, r)| format!("{a} ({r})")).collect();
+    let mut out = format!("| tool | effect | {} |\n|---|---|{}\n", heads.join(" | "), "---|".repeat(m.agents.len()));
     for r in &m.rows {
         let cells: Vec<&str> = r.granted.iter().map(|g| if *g { "✅" } else { "" }).collect();
         out.push_str(&format!("| `{}` | {} | {} |\n", r.tool, mark(r.effect), cells.join(" | ")));
@@ -71,7 +72,9 @@ pub(super) fn text(m: &Matrix) -> String {
         out.push_str(&format!("{:<tw$}  {:<3}  {}\n", r.tool, mark(r.effect), cells.join(" ")));
     }
     out.push_str("\nagents: ");
-    out.push_str(&m.agents.iter().enumerate().map(|(i, a)| format!("{}={a}", i + 1)).collect::<Vec<_>>().join("  "));
+    out.push_str(
+        &m.agents.iter().zip(&m.runners).enumerate().map(|(i, (a, r))| format!("{}={a} ({r})", i + 1)).collect::<Vec<_>>().join("  "),
+    );
     out.push_str("\nro = read-only, rw = side-effecting, ? = not annotated\n");
     out
 }

@@ -48,7 +48,7 @@ pub(super) fn run(args: WhoCanArgs) -> i32 {
     let aw = holders.iter().map(|h| h.agent.len()).max().unwrap_or(0);
     let tw = holders.iter().map(|h| h.tool.len()).max().unwrap_or(0);
     for h in &holders {
-        println!("{:<aw$}  {:<tw$}  {}  {} ({})", h.agent, h.tool, h.grant, h.via, h.allow);
+        println!("{:<aw$}  {:<tw$}  {}  {} ({}); shown as `{}` by {}", h.agent, h.tool, h.grant, h.via, h.allow, h.shown_as, h.via_runner);
     }
     0
 }

@@ -71,23 +71,43 @@ fn who_can_a_tool_and_a_service() {
         w["holders"].as_array().unwrap().iter().map(|h| (h["agent"].as_str().unwrap(), h["allow"].as_str().unwrap())).collect();
     assert_eq!(holders, [("risk-officer", "all"), ("trader", "named")]);
     let w = json(&["who-can", "claw-pod.yml", "research-mcp", "--format", "json"]);
-    assert_eq!(w["holders"].as_array().unwrap().len(), 8, "3 analysts and the trader, 2 tools each");
+    assert_eq!(w["holders"].as_array().unwrap().len(), 9, "3 analysts and the trader, 2 tools each, and the quant's one");
     let (code, text) = run(&["who-can", "claw-pod.yml", "trading-api.cancel_order"]);
     assert_eq!(code, 0);
-    assert_eq!(text.trim(), "risk-officer  trading-api.cancel_order  claw-pod.yml:61:11  the agent's own `tools:` (all)");
+    assert_eq!(
+        text.trim(),
+        "risk-officer  trading-api.cancel_order  claw-pod.yml:61:11  the agent's own `tools:` (all); shown as `trading-api_cancel_order_d5a3a3a6` by cllama"
+    );
+    // A native agent's grant is shown under its runner's name.
+    let w = json(&["who-can", "claw-pod.yml", "research-mcp.search", "--format", "json"]);
+    let quant = w["holders"].as_array().unwrap().iter().find(|h| h["agent"] == "quant").unwrap();
+    assert_eq!((quant["shown_as"].as_str(), quant["via_runner"].as_str()), (Some("mcp__research-mcp__search"), Some("codex")));
+    let e = json(&["explain", "claw-pod.yml", "quant", "research-mcp.search", "--format", "json"]);
+    assert_eq!(
+        (e["alias"].as_str(), e["runner"].as_str(), e["granted"].as_bool()),
+        (Some("mcp__research-mcp__search"), Some("codex"), Some(true))
+    );
+    let last = e["chain"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["step"], "runner");
+    assert!(last["text"].as_str().unwrap().contains("codex loads it natively from http://research-mcp:8080/mcp"), "{last}");
 }
 
 #[test]
 fn the_access_matrix_as_text_markdown_and_json() {
     let m = json(&["report", "claw-pod.yml", "--matrix", "--format", "json"]);
-    assert_eq!(m["agents"], serde_json::json!(["analyst-0", "analyst-1", "analyst-2", "reporter", "risk-officer", "trader"]));
+    assert_eq!(m["agents"], serde_json::json!(["analyst-0", "analyst-1", "analyst-2", "quant", "reporter", "risk-officer", "trader"]));
+    assert_eq!(m["runners"], serde_json::json!(["cllama", "cllama", "cllama", "codex", "cllama", "cllama", "cllama"]));
     let cancel = m["rows"].as_array().unwrap().iter().find(|r| r["tool"] == "trading-api.cancel_order").unwrap();
-    assert_eq!(cancel["granted"], serde_json::json!([false, false, false, false, true, false]));
+    assert_eq!(cancel["granted"], serde_json::json!([false, false, false, false, false, true, false]));
     let (_, md) = run(&["report", "claw-pod.yml", "--matrix", "--markdown"]);
-    assert!(md.starts_with("| tool | effect | analyst-0 | analyst-1 | analyst-2 | reporter | risk-officer | trader |\n|---|---|"), "{md}");
-    assert!(md.contains("| `trading-api.execute_trade` | rw |  |  |  |  | ✅ | ✅ |"), "{md}");
+    assert!(
+        md.starts_with("| tool | effect | analyst-0 (cllama) | analyst-1 (cllama) | analyst-2 (cllama) | quant (codex) | reporter (cllama) | risk-officer (cllama) | trader (cllama) |\n|---|---|"),
+        "{md}"
+    );
+    assert!(md.contains("| `trading-api.execute_trade` | rw |  |  |  |  |  | ✅ | ✅ |"), "{md}");
     let (_, text) = run(&["report", "claw-pod.yml", "--matrix"]);
-    assert!(text.contains("trading-api.get_quote           ro   x x x . x x"), "{text}");
+    assert!(text.contains("trading-api.get_quote           ro   x x x . . x x"), "{text}");
+    assert!(text.contains("4=quant (codex)"), "{text}");
 }
 
 #[test]
