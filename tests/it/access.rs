@@ -76,7 +76,7 @@ fn who_can_a_tool_and_a_service() {
     assert_eq!(code, 0);
     assert_eq!(
         text.trim(),
-        "risk-officer  trading-api.cancel_order  claw-pod.yml:61:11  the agent's own `tools:` (all); shown as `trading-api_cancel_order_d5a3a3a6` by cllama"
+        "risk-officer  trading-api.cancel_order  claw-pod.yml:61:11  the agent's own `tools:` (all); shown as `trading-api_cancel_order_864d6f31` by cllama"
     );
     // A native agent's grant is shown under its runner's name.
     let w = json(&["who-can", "claw-pod.yml", "research-mcp.search", "--format", "json"]);
