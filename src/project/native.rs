@@ -172,7 +172,7 @@ impl Planner<'_, '_> {
             return None;
         }
         let names = self.model_names(tools);
-        (self.diags.len() == before).then(|| NativePlan { runner: self.runner, servers, tools: names })
+        (self.diags.len() == before).then_some(NativePlan { runner: self.runner, servers, tools: names })
     }
 
     /// One server entry, or `None` after reporting why the runner cannot hold it.

@@ -156,9 +156,64 @@ impl Declared {
     }
 }
 
+/// The runner matrix of `docs/runners.md` (between its `runners:begin/end` markers),
+/// rendered from [`RUNNERS`] (only the docs test needs it).
+#[cfg(test)]
+fn matrix_markdown() -> String {
+    let mut out = String::from(
+        "| runner | files clawc writes (container path) | filter | token reference | the model sees `loop.alpha` as | what clawc writes | proven in |\n|---|---|---|---|---|---|---|\n",
+    );
+    for s in RUNNERS {
+        let n = s.native;
+        let files: Vec<String> = n
+            .files
+            .iter()
+            .map(|f| {
+                let base = match f.root {
+                    native::Root::Home => n.home,
+                    native::Root::Project => n.workdir,
+                    native::Root::Data => n.data,
+                };
+                format!("`{}/{}` ({})", f.root.dir(), f.path, format_args!("{base}/{}", f.path))
+            })
+            .collect();
+        let verified = match n.verified {
+            native::Verified::Driven { package, version } => format!("the real CLI, `{package}` {version}"),
+            native::Verified::NotDriven(why) => format!("golden files only: {why}"),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | `{}` | {} | {} |\n",
+            s.name,
+            files.join("<br>"),
+            n.filter.describe(),
+            n.secrets.syntax(),
+            (n.model_name)("loop", "alpha"),
+            n.emits,
+            verified
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `docs/runners.md` carries the matrix this table renders
+    /// (`UPDATE_GOLDEN=1 cargo test --lib runner` rewrites it).
+    #[test]
+    fn the_runner_matrix_in_the_docs_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/runners.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/runners.md");
+        let (begin, end) = ("<!-- runners:begin -->\n", "<!-- runners:end -->");
+        let (head, rest) = doc.split_once(begin).expect("runners:begin marker");
+        let (_, tail) = rest.split_once(end).expect("runners:end marker");
+        let want = format!("{head}{begin}{}{end}{tail}", matrix_markdown());
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        assert!(doc == want, "docs/runners.md is stale: run `UPDATE_GOLDEN=1 cargo test --lib runner`");
+    }
 
     #[test]
     fn names_and_aliases_are_unique_and_round_trip() {
