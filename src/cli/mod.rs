@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand.
 
 mod check;
+mod compat;
 mod compile;
 mod describe;
 mod explain;
@@ -29,6 +30,8 @@ pub enum Command {
     WhoCan(who_can::WhoCanArgs),
     /// Access reports: the agents × tools matrix
     Report(report::ReportArgs),
+    /// The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)
+    Compat(compat::CompatArgs),
     /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
     ExplainCode {
         /// A code, e.g. crate::pod::not_a_pod
@@ -70,6 +73,7 @@ pub fn run() -> i32 {
         Command::Explain(args) => explain::run(args),
         Command::WhoCan(args) => who_can::run(args),
         Command::Report(args) => report::run(args),
+        Command::Compat(args) => compat::run(args),
         Command::ExplainCode { code } => explain_code(&code),
     }
 }

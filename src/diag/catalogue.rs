@@ -26,11 +26,12 @@ pub enum Pass {
     Secrets,
     Output,
     Access,
+    Compat,
 }
 
 impl Pass {
     /// In the order the driver runs them (the order of `docs/diagnostics.md`).
-    pub const ALL: [Pass; 13] = [
+    pub const ALL: [Pass; 14] = [
         Pass::Parse,
         Pass::Env,
         Pass::Pod,
@@ -44,6 +45,7 @@ impl Pass {
         Pass::Secrets,
         Pass::Output,
         Pass::Access,
+        Pass::Compat,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +63,7 @@ impl Pass {
             Pass::Secrets => "secrets",
             Pass::Output => "output",
             Pass::Access => "access",
+            Pass::Compat => "compat",
         }
     }
 
@@ -79,6 +82,9 @@ impl Pass {
             Pass::Secrets => "Keeping token values out of what is written or committed.",
             Pass::Output => "Writing (and, with `--check`, reading) the output directory.",
             Pass::Access => "The arguments of `clawc explain` and `clawc who-can`.",
+            Pass::Compat => {
+                "`clawc compat OLD NEW`: the sources, pods and accept file it reads (its findings are rules, see [compat-rules.md](compat-rules.md))."
+            }
         }
     }
 }
@@ -533,6 +539,33 @@ catalogue! {
         UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input)
             "`explain` or `who-can` names a tool or tool service the pod does not have."
             "\"trading-api.excute_trade\" is not a tool of this pod";
+    }
+    /// `crate::compat::codes`.
+    mod compat {
+        BAD_SOURCE = "clawc::compat::bad_source" (Compat, Error, Input)
+            "OLD or NEW is not a source compat can read: empty, `image:` without a reference, or a `git:REV:PATH` with an empty or option-like revision, or a path that is absolute or has `..`."
+            "git:HEAD:../secrets.json: the path must stay inside the repository";
+        GIT_OBJECT = "clawc::compat::git_object" (Compat, Error, Input)
+            "`git:REV:PATH`: the current directory is not in a git repository, the revision does not exist, or PATH at it is not a file of at most 8 MiB."
+            "git:v1.4.0:svc/api.json: no such file at revision v1.4.0";
+        GIT = "clawc::compat::git" (Compat, Error, Environment)
+            "`git:REV:PATH`: git could not be run."
+            "git:HEAD:svc/api.json: cannot run git: No such file or directory";
+        NO_DESCRIPTOR = "clawc::compat::no_descriptor" (Compat, Error, Input)
+            "OLD or NEW loads but describes no service: a build context or image without a descriptor or snapshot."
+            "`svc/api` has no descriptor: nothing to compare";
+        SERVICE = "clawc::compat::service" (Compat, Error, Input)
+            "`--pod`: the service under test cannot be told (no service, or several, has OLD or NEW as its describe-file or --descriptor), or `--service` names a service the pod lacks."
+            "claw-pod.yml: no service's describe-file or --descriptor is old.json or new.json";
+        ACCEPT_FILE = "clawc::compat::accept_file" (Compat, Error, Input)
+            "The `--accept` file is not a YAML list of entries, each with a `reason` and either a `fingerprint` or a `rule` and `tool`, or names a rule the catalogue lacks."
+            "entry 2: `reason` is required";
+        STALE_ACCEPT = "clawc::compat::stale_accept" (Compat, Warning, Input)
+            "An `--accept` entry matches no finding: remove it so the file does not rot (it counts as a WARN for `--fail-on`)."
+            "accept entry for TOOL_REMOVED on `legacy_quote` matches no finding";
+        TOO_COMPLEX = "clawc::compat::too_complex" (Compat, Warning, Input)
+            "A schema nests deeper than 64 levels once `$ref`s are followed, or comparing it visits over 100,000 schema nodes: the rest is reported as `*_UNCLASSIFIED` (WARN), never passed silently."
+            "tool \"deep\": inputSchema: the schema nests deeper than 64 levels once $refs are followed";
     }
 }
 

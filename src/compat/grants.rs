@@ -1,0 +1,252 @@
+//! Grant-aware mode (`--pod`): which agents each finding reaches, the grants NEW would
+//! leave dangling, and the new tools `allow: all` would hand out.
+//!
+//! Each pod is parsed and expanded as `compile` does (defaults, `...` spread, `count`);
+//! its grants on the service under test are resolved by the grant pass itself against a
+//! registry holding only that service, once with OLD and once with NEW, so `allow: all`,
+//! bare names, unions, inherited `tools-defaults` and `tools: []` mean exactly what they
+//! mean to `compile`. Agents are named as `who-can` names them ([`access::agents`], the
+//! grants' provenance). Problems the pod has elsewhere (another service's descriptor,
+//! a token) are not this command's business and are ignored; a grant on the service that
+//! NEW breaks is a finding, never an exit 2.
+
+use super::load::Loaded;
+use super::{Finding, Subject, codes, rules};
+use crate::access;
+use crate::compile::{Analysis, Options, pod_dir};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::grant::{self, SecretMode};
+use crate::pod::{Allow, Pod, Role};
+use crate::registry::Registry;
+use crate::sourcemap::SourceMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One pod, read.
+pub(crate) struct PodView {
+    /// The pod as given on the command line.
+    pub name: String,
+    pub pod: Pod,
+    pub env: crate::pod::env::Env,
+    pub sources: SourceMap,
+    /// The service under test.
+    pub service: String,
+}
+
+/// Reads the pod of `opts` (parse and expand only: no descriptor or image is read) and
+/// finds the service under test. Errors are the pod's diagnostics.
+pub(crate) fn read(opts: &Options, explicit: Option<&str>, sides: [&Loaded; 2]) -> Result<PodView, (Diagnostics, SourceMap)> {
+    let mut sources = SourceMap::default();
+    let mut diags = Diagnostics::default();
+    let Some((pod, env, _log)) = crate::compile::read_pod(opts, &mut sources, &mut diags) else {
+        return Err((diags.sorted(&sources), sources));
+    };
+    let name = opts.pod.display().to_string();
+    match service_under_test(&pod, opts, explicit, sides) {
+        Ok(service) => Ok(PodView { name, pod, env, sources, service }),
+        Err(d) => {
+            diags.push(d.in_file(pod.file));
+            Err((diags.sorted(&sources), sources))
+        }
+    }
+}
+
+/// The service whose descriptor source is OLD or NEW (its `describe-file`, its
+/// `--descriptor`, or its build context), or `--service`.
+fn service_under_test(pod: &Pod, opts: &Options, explicit: Option<&str>, sides: [&Loaded; 2]) -> Result<String, Diagnostic> {
+    let pod_name = crate::diag::printable(&opts.pod.display().to_string());
+    if let Some(s) = explicit {
+        if pod.services.contains_key(s) {
+            return Ok(s.to_string());
+        }
+        let help = crate::diag::suggest(s, pod.services.keys().map(String::as_str), "name a service of this pod");
+        return Err(Diagnostic::error(
+            codes::SERVICE,
+            format!("--service \"{}\" is not a service of {pod_name}", crate::diag::printable(s)),
+        )
+        .help(help));
+    }
+    let dir = pod_dir(&opts.pod);
+    let wanted: Vec<&PathBuf> = sides.iter().filter_map(|s| s.on_disk.as_ref()).collect();
+    let is_side = |p: &Path| p.canonicalize().is_ok_and(|c| wanted.contains(&&c));
+    let mut found = BTreeSet::new();
+    for (name, svc) in &pod.services {
+        let describe_file = svc.claw.as_ref().and_then(|c| c.describe_file.as_ref()).map(|f| dir.join(&f.value));
+        let descriptor = opts.descriptors.get(name).cloned();
+        let context = svc.build.as_ref().map(|b| dir.join(&b.context));
+        if describe_file.into_iter().chain(descriptor).chain(context).any(|p| is_side(&p)) {
+            found.insert(name.clone());
+        }
+    }
+    let help = "name it with --service NAME (needed when the pod refers to the service by image)";
+    match found.len() {
+        1 => Ok(found.into_iter().next().unwrap_or_default()),
+        0 => Err(Diagnostic::error(
+            codes::SERVICE,
+            format!("{pod_name}: no service has OLD or NEW as its describe-file, --descriptor or build context"),
+        )
+        .help(help)),
+        _ => {
+            let list: Vec<String> = found.into_iter().collect();
+            Err(Diagnostic::error(codes::SERVICE, format!("{pod_name}: several services are described by OLD or NEW: {}", list.join(", ")))
+                .help(help))
+        }
+    }
+}
+
+/// Who holds what of the service under one release.
+#[derive(Default)]
+struct Holdings {
+    /// Tool name → (agent id, granted through `allow: all`).
+    tools: BTreeMap<String, Vec<(String, bool)>>,
+    /// Agents with any tool of the service.
+    any_tool: BTreeSet<String>,
+    /// (agent, feed name, feed path) of feeds from the service.
+    feeds: Vec<(String, String, String)>,
+    /// Agents whose memory service is the service.
+    memory: BTreeSet<String>,
+}
+
+fn holdings(view: &PodView, side: &Loaded) -> Holdings {
+    let mut described = side.described.clone();
+    described.name.clone_from(&view.service);
+    let (registry, _) = Registry::build(BTreeMap::from([(view.service.clone(), described)]), &side.sources);
+    let (plans, _) = grant::resolve(&view.pod, &registry, &view.env, SecretMode::Redact);
+    let a = Analysis { pod: view.pod.clone(), registry, plans, native: BTreeMap::new() };
+    let svc = view.service.as_str();
+    let names: Vec<&str> =
+        a.registry.services.get(svc).map(|d| d.descriptor.tools.iter().map(|t| t.name.as_str()).collect()).unwrap_or_default();
+    let mut h = Holdings::default();
+    // As `access::who_can` walks them: every agent id, its service's plan, each grant's
+    // provenance — once for all tools.
+    for (id, consumer) in access::agents(&a) {
+        let Some(plan) = a.plans.get(consumer) else { continue };
+        for g in plan.tools.iter().filter(|g| g.service == svc) {
+            if let Some(name) = names.get(g.index) {
+                h.tools.entry((*name).to_string()).or_default().push((id.clone(), g.via.all));
+                h.any_tool.insert(id.clone());
+            }
+        }
+        for f in plan.feeds.iter().filter(|f| f.source == svc) {
+            h.feeds.push((id.clone(), f.name.clone(), f.path.clone()));
+        }
+        if plan.memory.as_ref().is_some_and(|m| m.service == svc) {
+            h.memory.insert(id.clone());
+        }
+    }
+    h
+}
+
+/// A grant by name on a tool NEW lacks: the tool, where, and the agents it is for.
+struct Dangling {
+    tool: String,
+    at: String,
+    line: u32,
+    agents: Vec<String>,
+}
+
+fn dangling(view: &PodView, new: &Loaded) -> Vec<Dangling> {
+    let mut out = Vec::new();
+    for (name, svc) in &view.pod.services {
+        let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
+        for g in claw.tools.iter().filter(|g| g.service.value == view.service) {
+            let Allow::Named(names) = &g.allow else { continue };
+            for n in names.iter().filter(|n| !new.release.tools.contains_key(&n.value)) {
+                let file = view.sources.name(n.loc.file);
+                out.push(Dangling {
+                    tool: n.value.clone(),
+                    at: format!("{file}:{}", n.loc.span.line),
+                    line: n.loc.span.line,
+                    agents: claw.agent_ids(name),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Names the agents of every finding and adds the pod findings (`TOOL_GRANT_DANGLING`,
+/// `PRIVILEGE_ALL_GRANT_*`). With several pods, agent ids are qualified `POD:AGENT`.
+pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Loaded, new: &Loaded) {
+    let qualify = views.len() > 1;
+    let mut gains: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut dangles: BTreeMap<String, (Vec<String>, Option<(String, u32)>, BTreeSet<String>)> = BTreeMap::new();
+    for view in views {
+        let q = |id: &str| if qualify { format!("{}:{id}", view.name) } else { id.to_string() };
+        let (ho, hn) = (holdings(view, old), holdings(view, new));
+        let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.tools.get(t).into_iter().flatten().map(|(id, _)| q(id)).collect() };
+        for f in findings.iter_mut() {
+            let agents: Vec<String> = match &f.subject {
+                Subject::Service => Vec::new(),
+                Subject::Tool(t) => tool_agents(&ho, t),
+                Subject::NewTool(t) => tool_agents(&hn, t),
+                Subject::AllTools => ho.any_tool.iter().map(|id| q(id)).collect(),
+                Subject::Feed { name, path } => {
+                    ho.feeds.iter().filter(|(_, n, p)| n == name || p == path).map(|(id, _, _)| q(id)).collect()
+                }
+                Subject::Memory => ho.memory.iter().map(|id| q(id)).collect(),
+                Subject::Auth => {
+                    let mut all: BTreeSet<String> = ho.any_tool.iter().chain(&ho.memory).cloned().collect();
+                    all.extend(ho.feeds.iter().map(|(id, _, _)| id.clone()));
+                    all.iter().map(|id| q(id)).collect()
+                }
+            };
+            f.agents.extend(agents);
+        }
+        for f in findings.iter().filter(|f| f.rule == rules::TOOL_ADDED) {
+            let Some(t) = f.tool.as_deref() else { continue };
+            let all: Vec<String> = hn.tools.get(t).into_iter().flatten().filter(|(_, all)| *all).map(|(id, _)| q(id)).collect();
+            if !all.is_empty() {
+                gains.entry(t.to_string()).or_default().extend(all);
+            }
+        }
+        for d in dangling(view, new) {
+            let e = dangles.entry(d.tool).or_default();
+            e.0.push(d.at.clone());
+            if e.1.is_none() {
+                e.1 = Some((d.at.rsplit_once(':').map_or(d.at.clone(), |(f, _)| f.to_string()), d.line));
+            }
+            e.2.extend(d.agents.iter().map(|id| q(id)));
+        }
+    }
+    let service = &new.release.service;
+    let mut more = Vec::new();
+    for (tool, agents) in gains {
+        let Some(t) = new.release.tools.get(&tool) else { continue };
+        let (rule, what) = if t.read_only() {
+            (rules::PRIVILEGE_ALL_GRANT_GAINS_TOOL, "read-only")
+        } else {
+            (rules::PRIVILEGE_ALL_GRANT_GAINS_WRITE_TOOL, "not read-only")
+        };
+        let msg =
+            format!("new tool `{tool}` ({what}) reaches {} agent(s) through `allow: all` without an operator naming it", agents.len());
+        let at: Vec<String> = new.release.tool_path(&tool).map(<[String]>::to_vec).unwrap_or_default();
+        let line = new.release.line_of(&at);
+        let mut f =
+            Finding::new(rule, service, Some(tool.clone()), String::new(), msg, None, Subject::NewTool(tool), &new.release.file, line);
+        f.agents = agents.into_iter().collect();
+        more.push(f);
+    }
+    for (tool, (sites, first, agents)) in dangles {
+        let (file, line) = first.unwrap_or_default();
+        let msg = format!("{} grant(s) `{tool}` by name, which NEW lacks: that pod no longer compiles", sites.join(", "));
+        let mut f = Finding::new(
+            rules::TOOL_GRANT_DANGLING,
+            service,
+            Some(tool.clone()),
+            String::new(),
+            msg,
+            None,
+            Subject::Tool(tool),
+            &file,
+            line,
+        );
+        f.agents = agents.into_iter().collect();
+        more.push(f);
+    }
+    findings.extend(more);
+    for f in findings.iter_mut() {
+        f.agents.sort();
+        f.agents.dedup();
+    }
+}

@@ -1,0 +1,191 @@
+//! One release of a service as compat compares it: the descriptor the describe stage
+//! validated (so names, methods, body, auth and MCP paths are already normalised), plus
+//! what that stage does not keep and compat must — each tool's `outputSchema` and
+//! `title`, and the descriptor's `release` — read from the same text. Also where each
+//! node is in that text, so findings can point at the line.
+
+use crate::describe::{AuthType, FeedSpec, Memory, ServiceDescriptor, Transport};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A tool as compared.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub title: Option<String>,
+    pub input: Value,
+    pub output: Option<Value>,
+    pub annotations: Map<String, Value>,
+    pub transport: Transport,
+}
+
+impl ToolSpec {
+    /// `readOnly` or `readOnlyHint` is true (as `Tool::read_only` reads it).
+    pub(crate) fn read_only(&self) -> bool {
+        let a = &self.annotations;
+        a.get("readOnlyHint").or_else(|| a.get("readOnly")).and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// One side of the comparison.
+#[derive(Clone, Debug)]
+pub(crate) struct Release {
+    pub service: String,
+    /// The descriptor format version (1 or 2).
+    pub version: u8,
+    pub description: String,
+    pub skill: Option<String>,
+    /// The optional top-level `"release": "MAJOR.MINOR.PATCH"`.
+    pub release: Option<String>,
+    /// The MCP endpoint path, when the service speaks MCP.
+    pub mcp: Option<String>,
+    /// `bearer`, `header` or `none` (absent is `none`), and the bearer variable.
+    pub auth: (&'static str, String),
+    pub tools: BTreeMap<String, ToolSpec>,
+    pub feeds: BTreeMap<String, FeedSpec>,
+    /// By (method, path): description.
+    pub endpoints: BTreeMap<(String, String), String>,
+    pub memory: Option<Memory>,
+    /// The text findings point into (the descriptor, or the snapshot as written), its name,
+    /// and the parsed document with the JSON path of each tool and feed in it.
+    pub file: String,
+    pub text: Arc<str>,
+    doc: Value,
+    tool_at: BTreeMap<String, Vec<String>>,
+    feed_at: BTreeMap<String, usize>,
+    endpoint_at: BTreeMap<(String, String), usize>,
+}
+
+/// Go's field matching, as the decoder: the exact name, else a case-insensitive one.
+fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
+    obj.get(name).or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v)).filter(|v| !v.is_null())
+}
+
+impl Release {
+    /// The release of `service` described by `sd`. `raw` is the text the descriptor was
+    /// decoded from, or — when it is a converted `.claw-tools.json` snapshot — the snapshot
+    /// as written (its name and text), which keeps `outputSchema` and `title`.
+    pub(crate) fn new(
+        service: &str,
+        sd: &ServiceDescriptor,
+        descriptor_text: (&str, Arc<str>),
+        snapshot: Option<(String, String)>,
+    ) -> Self {
+        let d = &sd.descriptor;
+        let (file, text, is_snapshot) = match snapshot {
+            Some((name, text)) => (name, Arc::<str>::from(text), true),
+            None => (descriptor_text.0.to_string(), descriptor_text.1, false),
+        };
+        let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let (raw_tools, base): (&[Value], Vec<String>) = match (&doc, is_snapshot) {
+            (Value::Array(a), true) => (a, Vec::new()),
+            (Value::Object(o), _) => match field(o, "tools") {
+                Some(Value::Array(a)) => (a, vec!["tools".to_string()]),
+                _ => (&[], Vec::new()),
+            },
+            _ => (&[], Vec::new()),
+        };
+        let mut extras: BTreeMap<String, (usize, Option<Value>, Option<String>)> = BTreeMap::new();
+        for (i, t) in raw_tools.iter().enumerate() {
+            let Some(t) = t.as_object() else { continue };
+            let Some(name) = field(t, "name").and_then(Value::as_str).map(str::trim) else { continue };
+            let output = field(t, "outputSchema").cloned();
+            let title = field(t, "title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+            extras.entry(name.to_string()).or_insert((i, output, title));
+        }
+        let mut tools = BTreeMap::new();
+        let mut tool_at = BTreeMap::new();
+        for t in &d.tools {
+            let (at, output, title) = extras.get(&t.name).cloned().map_or((None, None, None), |(i, o, ti)| (Some(i), o, ti));
+            if let Some(i) = at {
+                let mut p = base.clone();
+                p.push(i.to_string());
+                tool_at.insert(t.name.clone(), p);
+            }
+            let annotations = t.annotations.as_ref().and_then(Value::as_object).cloned().unwrap_or_default();
+            tools.insert(
+                t.name.clone(),
+                ToolSpec {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    title,
+                    input: t.input_schema.clone(),
+                    output,
+                    annotations,
+                    transport: t.transport.clone(),
+                },
+            );
+        }
+        let release = if is_snapshot {
+            None
+        } else {
+            doc.as_object().and_then(|o| field(o, "release")).and_then(Value::as_str).map(|s| s.trim().to_string())
+        };
+        let auth = match &d.auth {
+            None => ("none", String::new()),
+            Some(a) => (
+                match a.kind {
+                    AuthType::Bearer => "bearer",
+                    AuthType::Header => "header",
+                    AuthType::None => "none",
+                },
+                a.env.clone(),
+            ),
+        };
+        Release {
+            service: service.to_string(),
+            version: d.version,
+            description: d.description.clone(),
+            skill: d.skill.clone(),
+            release,
+            mcp: d.mcp.as_ref().map(|m| m.path.clone()),
+            auth,
+            tools,
+            feeds: d.feeds.iter().map(|f| (f.name.clone(), f.clone())).collect(),
+            endpoints: d.endpoints.iter().map(|e| ((e.method.clone(), e.path.clone()), e.description.clone())).collect(),
+            memory: d.memory.clone(),
+            file,
+            text,
+            doc,
+            tool_at,
+            feed_at: d.feeds.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect(),
+            endpoint_at: d.endpoints.iter().enumerate().map(|(i, e)| ((e.method.clone(), e.path.clone()), i)).collect(),
+        }
+    }
+
+    /// The path of tool `name` in the document (`None`: not in it).
+    pub(crate) fn tool_path(&self, name: &str) -> Option<&[String]> {
+        self.tool_at.get(name).map(Vec::as_slice)
+    }
+
+    pub(crate) fn feed_path(&self, name: &str) -> Option<Vec<String>> {
+        self.feed_at.get(name).map(|i| vec!["feeds".to_string(), i.to_string()])
+    }
+
+    pub(crate) fn endpoint_path(&self, key: &(String, String)) -> Option<Vec<String>> {
+        self.endpoint_at.get(key).map(|i| vec!["endpoints".to_string(), i.to_string()])
+    }
+
+    /// The 1-based line of the node at `path` in the text (of its deepest ancestor there,
+    /// when the node itself is not written there, e.g. behind a `$ref`).
+    pub(crate) fn line_of(&self, path: &[String]) -> u32 {
+        use crate::describe::json_span::{Seg, locate};
+        let mut segs = Vec::new();
+        let mut cur = &self.doc;
+        for p in path {
+            let next = match cur {
+                Value::Object(m) => m.get(p).map(|v| (v, Seg::Key(p.clone()))),
+                Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get(i).map(|v| (v, Seg::Index(i)))),
+                _ => None,
+            };
+            let Some((v, seg)) = next else { break };
+            segs.push(seg);
+            cur = v;
+        }
+        let (start, _) = locate(&self.text, &segs);
+        let start = start.min(self.text.len());
+        1 + self.text.as_bytes()[..start].iter().filter(|b| **b == b'\n').count() as u32
+    }
+}
