@@ -329,6 +329,9 @@ fn canon(root: &Value, v: &Value, stack: &mut Vec<String>, budget: &mut usize, d
         return json!({"$opaque": v.to_string().chars().take(4096).collect::<String>()});
     }
     *budget -= 1;
+    if !(v.is_object() || v.is_boolean()) {
+        return json!({ "$invalid": canon_value(v) });
+    }
     let (m, key) = effective(root, v, 0);
     if let Some(k) = &key {
         if stack.contains(k) {
@@ -917,8 +920,8 @@ impl Cmp<'_> {
             (None, None) => return,
             (Some(Value::Array(a)), Some(Value::Array(b))) => (a, b),
             _ => {
-                let a = o.get(kw).map(|v| canonical(self.old_root, v));
-                let b = n.get(kw).map(|v| canonical(self.new_root, v));
+                let a = o.get(kw).map(|v| canonical(self.old_root, &json!({ kw: v })));
+                let b = n.get(kw).map(|v| canonical(self.new_root, &json!({ kw: v })));
                 if a != b {
                     self.unclassified(&[kw], Some(kw), format!("`{kw}` added or removed: the change cannot be classified"));
                 }
@@ -986,8 +989,9 @@ impl Cmp<'_> {
             }
             match handling(k) {
                 Some(Handling::Unclassified | Handling::AllOf) => {
-                    let ca = a.map(|v| canonical(self.old_root, v));
-                    let cb = b.map(|v| canonical(self.new_root, v));
+                    // The keyword alone, so its value is read as that keyword's value.
+                    let ca = a.map(|v| canonical(self.old_root, &json!({ k.as_str(): v })));
+                    let cb = b.map(|v| canonical(self.new_root, &json!({ k.as_str(): v })));
                     if ca != cb {
                         self.unclassified(&[k], Some(k), format!("`{k}` changed: the rules cannot classify the change"));
                     }
