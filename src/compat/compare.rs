@@ -397,10 +397,10 @@ fn memory(o: &mut Out, old: &Release, new: &Release) {
             for ((op, pa), (_, pb)) in ops(a.as_ref()).into_iter().zip(ops(b.as_ref())) {
                 match (pa, pb) {
                     (Some(_), None) => {
-                        o.service(rules::MEMORY_OP_REMOVED, Subject::Memory, &["memory", op], format!("memory op `{op}` removed"))
+                        o.service(rules::MEMORY_OP_REMOVED, Subject::Memory, &["memory", op], format!("memory op `{op}` removed"));
                     }
                     (None, Some(p)) => {
-                        o.service(rules::MEMORY_OP_ADDED, Subject::Memory, &["memory", op], format!("memory op `{op}` added at {p}"))
+                        o.service(rules::MEMORY_OP_ADDED, Subject::Memory, &["memory", op], format!("memory op `{op}` added at {p}"));
                     }
                     (Some(x), Some(y)) if x != y => {
                         o.service(

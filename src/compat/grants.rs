@@ -165,12 +165,15 @@ fn dangling(view: &PodView, new: &Loaded) -> Vec<Dangling> {
     out
 }
 
+/// Where a dangling tool is granted: `file:line`s, the first (file, line), the agents.
+type Sites = (Vec<String>, Option<(String, u32)>, BTreeSet<String>);
+
 /// Names the agents of every finding and adds the pod findings (`TOOL_GRANT_DANGLING`,
 /// `PRIVILEGE_ALL_GRANT_*`). With several pods, agent ids are qualified `POD:AGENT`.
 pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Loaded, new: &Loaded) {
     let qualify = views.len() > 1;
     let mut gains: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut dangles: BTreeMap<String, (Vec<String>, Option<(String, u32)>, BTreeSet<String>)> = BTreeMap::new();
+    let mut dangles: BTreeMap<String, Sites> = BTreeMap::new();
     for view in views {
         let q = |id: &str| if qualify { format!("{}:{id}", view.name) } else { id.to_string() };
         let (ho, hn) = (holdings(view, old), holdings(view, new));

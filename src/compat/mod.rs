@@ -54,7 +54,6 @@ impl Subject {
 /// One difference, as every output format reports it.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Finding {
-    #[serde(serialize_with = "rule_id")]
     pub rule: RuleRef,
     pub severity: Severity,
     pub category: &'static str,
@@ -79,10 +78,6 @@ pub(crate) struct Finding {
     pub accepted: Option<String>,
     #[serde(skip)]
     pub subject: Subject,
-}
-
-fn rule_id<S: serde::Serializer>(r: &RuleRef, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(r.id())
 }
 
 /// The fingerprint of a finding: the first 16 bytes of SHA-256 over its rule, service,

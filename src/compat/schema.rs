@@ -616,9 +616,7 @@ impl Cmp<'_> {
             let what = if self.dir == Dir::In { "now accepted" } else { "no longer returned" };
             self.emit(compatible, &["type"], Some("type"), format!("{change}: {} {what}", good.join(", ")));
         }
-        let overlap =
-            types_of(to.as_ref()).iter().any(|t| accepts(tn.as_ref(), t)) || types_of(tn.as_ref()).iter().any(|t| accepts(to.as_ref(), t));
-        overlap
+        types_of(to.as_ref()).iter().any(|t| accepts(tn.as_ref(), t)) || types_of(tn.as_ref()).iter().any(|t| accepts(to.as_ref(), t))
     }
 
     /// `enum` and `const`.
