@@ -4,6 +4,7 @@ mod access;
 mod bad_input;
 mod bombs;
 mod check;
+mod compat;
 mod describe;
 mod determinism;
 mod diagnostics;
