@@ -5,7 +5,6 @@
 //! The target is under 100 ms.
 
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -56,7 +55,9 @@ fn descriptor(release: &str, changed: impl Fn(usize) -> bool, present: impl Fn(u
 fn pod(p: usize) -> String {
     let mut y = format!("x-claw:\n  pod: pod{p}\nservices:\n  big:\n    image: big:1\n    x-claw:\n      describe-file: ../new.json\n");
     for s in 0..SERVICES {
-        y.push_str(&format!("  agent{s:02}:\n    image: agent:1\n    environment:\n      BIG_TOKEN: x\n    x-claw:\n      count: 5\n      feeds: [ticks]\n"));
+        y.push_str(&format!(
+            "  agent{s:02}:\n    image: agent:1\n    environment:\n      BIG_TOKEN: x\n    x-claw:\n      count: 5\n      feeds: [ticks]\n"
+        ));
         if s % 3 == 0 {
             y.push_str("      tools:\n        - service: big\n          allow: all\n");
         } else {
@@ -84,7 +85,9 @@ fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs = if quick { 3 } else { 50 };
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    // CLAWC_BENCH_DIR=path keeps the generated inputs there (to profile by hand).
+    let kept = std::env::var_os("CLAWC_BENCH_DIR").map(std::path::PathBuf::from);
+    let d = kept.as_deref().unwrap_or(dir.path());
     // NEW: every tenth tool's bounds tightened at every level, five tools removed, five added.
     let old = descriptor("1.0.0", |_| false, |i| i < TOOLS);
     let new = descriptor("2.0.0", |i| i % 10 == 0, |i| (5..TOOLS + 5).contains(&i));

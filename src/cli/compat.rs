@@ -198,6 +198,7 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         FailOn::Info => Severity::Info,
     };
     let is_failed = compat::fails(&findings, stale.len(), fail_on);
+    let diags = Diagnostics(crate::diag::cap(diags.0));
     if format != CompatFormat::Json {
         print_diags(&diags.0, &accept_sources, CompatFormat::Text, &[]);
     }

@@ -138,19 +138,31 @@ impl Entry {
     }
 }
 
-/// Marks accepted findings; returns the entries that matched nothing.
+/// Marks accepted findings; returns the entries that matched nothing. Indexed both ways,
+/// so a long accept file against many findings stays linear.
 pub(crate) fn apply<'e>(entries: &'e [Entry], findings: &mut [Finding]) -> Vec<&'e Entry> {
+    use std::collections::HashMap;
+    let mut by_fp: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_rule: HashMap<(RuleRef, Option<String>), Vec<usize>> = HashMap::new();
+    for (i, f) in findings.iter().enumerate() {
+        by_fp.entry(f.fingerprint.clone()).or_default().push(i);
+        by_rule.entry((f.rule, f.tool.clone())).or_default().push(i);
+    }
     let mut stale = Vec::new();
     for e in entries {
-        let mut hit = false;
-        for f in findings.iter_mut().filter(|f| e.accepts(f)) {
-            hit = true;
-            if f.accepted.is_none() {
-                f.accepted = Some(e.reason.clone());
-            }
-        }
-        if !hit {
+        let hits = match &e.matches {
+            Match::Fingerprint(fp) => by_fp.get(fp),
+            Match::Rule(r, tool) => by_rule.get(&(*r, tool.clone())),
+        };
+        let Some(hits) = hits.filter(|h| !h.is_empty()) else {
             stale.push(e);
+            continue;
+        };
+        for &i in hits {
+            debug_assert!(e.accepts(&findings[i]));
+            if findings[i].accepted.is_none() {
+                findings[i].accepted = Some(e.reason.clone());
+            }
         }
     }
     stale

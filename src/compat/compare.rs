@@ -19,6 +19,8 @@ pub(crate) struct Compared {
 
 struct Out<'a> {
     new: &'a Release,
+    /// Lines in NEW's text, each container scanned once.
+    locator: crate::describe::json_span::Locator<'a>,
     findings: Vec<Finding>,
     limited: Vec<(String, String)>,
 }
@@ -28,7 +30,7 @@ impl Out<'_> {
     /// or below the descriptor), pointing at `at` in NEW's text.
     fn push(&mut self, rule: RuleRef, subject: Subject, path: &[String], at: Vec<String>, message: String, keyword: Option<String>) {
         let tool = subject.tool().map(str::to_string);
-        let line = self.new.line_of(&at);
+        let line = self.new.line_of(&mut self.locator, &at);
         self.findings.push(Finding::new(
             rule,
             &self.new.service,
@@ -66,7 +68,7 @@ impl Out<'_> {
 
 /// Compares two releases of one service.
 pub(crate) fn compare(old: &Release, new: &Release) -> Compared {
-    let mut o = Out { new, findings: Vec::new(), limited: Vec::new() };
+    let mut o = Out { new, locator: crate::describe::json_span::Locator::new(&new.source), findings: Vec::new(), limited: Vec::new() };
     service(&mut o, old, new);
     let transport_changed = old.mcp.is_some() != new.mcp.is_some();
     tools(&mut o, old, new, transport_changed);

@@ -4,7 +4,9 @@
 //! `title`, and the descriptor's `release` — read from the same text. Also where each
 //! node is in that text, so findings can point at the line.
 
+use crate::describe::json_span::{Locator, Seg};
 use crate::describe::{AuthType, FeedSpec, Memory, ServiceDescriptor, Transport};
+use crate::sourcemap::SourceFile;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -51,7 +53,7 @@ pub(crate) struct Release {
     /// The text findings point into (the descriptor, or the snapshot as written), its name,
     /// and the parsed document with the JSON path of each tool and feed in it.
     pub file: String,
-    pub text: Arc<str>,
+    pub source: SourceFile,
     doc: Value,
     tool_at: BTreeMap<String, Vec<String>>,
     feed_at: BTreeMap<String, usize>,
@@ -146,8 +148,8 @@ impl Release {
             feeds: d.feeds.iter().map(|f| (f.name.clone(), f.clone())).collect(),
             endpoints: d.endpoints.iter().map(|e| ((e.method.clone(), e.path.clone()), e.description.clone())).collect(),
             memory: d.memory.clone(),
+            source: SourceFile::new(file.clone(), text),
             file,
-            text,
             doc,
             tool_at,
             feed_at: d.feeds.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect(),
@@ -169,9 +171,9 @@ impl Release {
     }
 
     /// The 1-based line of the node at `path` in the text (of its deepest ancestor there,
-    /// when the node itself is not written there, e.g. behind a `$ref`).
-    pub(crate) fn line_of(&self, path: &[String]) -> u32 {
-        use crate::describe::json_span::{Seg, locate};
+    /// when the node itself is not written there, e.g. behind a `$ref`), through a
+    /// [`Locator`] of [`Release::source`] that the caller keeps across calls.
+    pub(crate) fn line_of(&self, locator: &mut Locator, path: &[String]) -> u32 {
         let mut segs = Vec::new();
         let mut cur = &self.doc;
         for p in path {
@@ -184,8 +186,6 @@ impl Release {
             segs.push(seg);
             cur = v;
         }
-        let (start, _) = locate(&self.text, &segs);
-        let start = start.min(self.text.len());
-        1 + self.text.as_bytes()[..start].iter().filter(|b| **b == b'\n').count() as u32
+        locator.span_of(&segs).line
     }
 }
