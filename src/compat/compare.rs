@@ -54,7 +54,9 @@ impl Out<'_> {
     fn tool_at(&self, tool: &str, path: &[String]) -> Vec<String> {
         match self.new.tool_path(tool) {
             Some(base) => base.iter().chain(path).cloned().collect(),
-            None => vec!["tools".to_string()],
+            // Not in NEW: the line where NEW's tools start (the first one, so that finding
+            // the line never scans the whole list).
+            None => first(self.new.tool_path_any()),
         }
     }
 
@@ -64,6 +66,11 @@ impl Out<'_> {
         let at = path.clone();
         self.push(rule, subject, &path, at, message, None);
     }
+}
+
+/// The path of the first element of a list (`None`: the document).
+fn first(list: Option<&[String]>) -> Vec<String> {
+    list.map(<[String]>::to_vec).unwrap_or_default()
 }
 
 /// Compares two releases of one service.
@@ -354,7 +361,8 @@ fn feeds(o: &mut Out, old: &Release, new: &Release) {
     for r in removed.iter().filter(|r| !renamed.contains(**r)) {
         let subject = Subject::Feed { name: (*r).clone(), path: old.feeds[*r].path.clone() };
         let msg = format!("feed `{r}` removed: subscriptions to it stop resolving");
-        o.push(rules::FEED_REMOVED, subject, &["feeds".into(), (*r).clone()], vec!["feeds".into()], msg, None);
+        let at = new.feeds.keys().next().and_then(|k| new.feed_path(k)).unwrap_or_default();
+        o.push(rules::FEED_REMOVED, subject, &["feeds".into(), (*r).clone()], at, msg, None);
     }
     for a in added.iter().filter(|a| !paired.contains(**a)) {
         let at = new.feed_path(a).unwrap_or_default();

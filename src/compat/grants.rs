@@ -97,8 +97,10 @@ fn service_under_test(pod: &Pod, opts: &Options, explicit: Option<&str>, sides: 
 /// Who holds what of the service under one release.
 #[derive(Default)]
 struct Holdings {
-    /// Tool name → (agent id, granted through `allow: all`).
-    tools: BTreeMap<String, Vec<(String, bool)>>,
+    /// Tool name → its index in `tools`.
+    index: std::collections::HashMap<String, usize>,
+    /// Per tool: (agent id, granted through `allow: all`).
+    tools: Vec<Vec<(String, bool)>>,
     /// Agents with any tool of the service.
     any_tool: BTreeSet<String>,
     /// (agent, feed name, feed path) of feeds from the service.
@@ -107,25 +109,48 @@ struct Holdings {
     memory: BTreeSet<String>,
 }
 
-fn holdings(view: &PodView, side: &Loaded) -> Holdings {
-    let mut described = side.described.clone();
+impl Holdings {
+    fn of(&self, tool: &str) -> &[(String, bool)] {
+        self.index.get(tool).map_or(&[], |&i| &self.tools[i])
+    }
+}
+
+/// What the grant pass reads of a side: its descriptor without the schemas (grants
+/// resolve by name; cloning 500 schemas per pod would be most of the work).
+pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
+    let mut d = side.described.clone();
+    if let Some(sd) = d.descriptor.as_mut() {
+        for t in &mut sd.descriptor.tools {
+            t.input_schema = serde_json::Value::Null;
+            t.annotations = None;
+        }
+    }
+    d
+}
+
+fn holdings(view: &PodView, side: &Loaded, described: &crate::describe::Described) -> Holdings {
+    let mut described = described.clone();
     described.name.clone_from(&view.service);
     let (registry, _) = Registry::build(BTreeMap::from([(view.service.clone(), described)]), &side.sources);
     let (plans, _) = grant::resolve(&view.pod, &registry, &view.env, SecretMode::Redact);
     let a = Analysis { pod: view.pod.clone(), registry, plans, native: BTreeMap::new() };
     let svc = view.service.as_str();
-    let names: Vec<&str> =
-        a.registry.services.get(svc).map(|d| d.descriptor.tools.iter().map(|t| t.name.as_str()).collect()).unwrap_or_default();
-    let mut h = Holdings::default();
+    let names: Vec<String> =
+        a.registry.services.get(svc).map(|d| d.descriptor.tools.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
+    let mut h = Holdings { tools: vec![Vec::new(); names.len()], ..Holdings::default() };
     // As `access::who_can` walks them: every agent id, its service's plan, each grant's
     // provenance — once for all tools.
     for (id, consumer) in access::agents(&a) {
         let Some(plan) = a.plans.get(consumer) else { continue };
+        let mut any = false;
         for g in plan.tools.iter().filter(|g| g.service == svc) {
-            if let Some(name) = names.get(g.index) {
-                h.tools.entry((*name).to_string()).or_default().push((id.clone(), g.via.all));
-                h.any_tool.insert(id.clone());
+            if let Some(holders) = h.tools.get_mut(g.index) {
+                holders.push((id.clone(), g.via.all));
+                any = true;
             }
+        }
+        if any {
+            h.any_tool.insert(id.clone());
         }
         for f in plan.feeds.iter().filter(|f| f.source == svc) {
             h.feeds.push((id.clone(), f.name.clone(), f.path.clone()));
@@ -134,6 +159,7 @@ fn holdings(view: &PodView, side: &Loaded) -> Holdings {
             h.memory.insert(id.clone());
         }
     }
+    h.index = names.into_iter().enumerate().map(|(i, n)| (n, i)).collect();
     h
 }
 
@@ -172,12 +198,13 @@ type Sites = (Vec<String>, Option<(String, u32)>, BTreeSet<String>);
 /// `PRIVILEGE_ALL_GRANT_*`). With several pods, agent ids are qualified `POD:AGENT`.
 pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Loaded, new: &Loaded) {
     let qualify = views.len() > 1;
+    let (old_view, new_view) = (grant_view(old), grant_view(new));
     let mut gains: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut dangles: BTreeMap<String, Sites> = BTreeMap::new();
     for view in views {
         let q = |id: &str| if qualify { format!("{}:{id}", view.name) } else { id.to_string() };
-        let (ho, hn) = (holdings(view, old), holdings(view, new));
-        let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.tools.get(t).into_iter().flatten().map(|(id, _)| q(id)).collect() };
+        let (ho, hn) = (holdings(view, old, &old_view), holdings(view, new, &new_view));
+        let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.of(t).iter().map(|(id, _)| q(id)).collect() };
         for f in findings.iter_mut() {
             let agents: Vec<String> = match &f.subject {
                 Subject::Service => Vec::new(),
@@ -198,7 +225,7 @@ pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Lo
         }
         for f in findings.iter().filter(|f| f.rule == rules::TOOL_ADDED) {
             let Some(t) = f.tool.as_deref() else { continue };
-            let all: Vec<String> = hn.tools.get(t).into_iter().flatten().filter(|(_, all)| *all).map(|(id, _)| q(id)).collect();
+            let all: Vec<String> = hn.of(t).iter().filter(|(_, all)| *all).map(|(id, _)| q(id)).collect();
             if !all.is_empty() {
                 gains.entry(t.to_string()).or_default().extend(all);
             }

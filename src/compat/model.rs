@@ -56,6 +56,7 @@ pub(crate) struct Release {
     pub source: SourceFile,
     doc: Value,
     tool_at: BTreeMap<String, Vec<String>>,
+    first_tool: Option<Vec<String>>,
     feed_at: BTreeMap<String, usize>,
     endpoint_at: BTreeMap<(String, String), usize>,
 }
@@ -151,6 +152,7 @@ impl Release {
             source: SourceFile::new(file.clone(), text),
             file,
             doc,
+            first_tool: tool_at.values().min_by_key(|p| p.last().and_then(|i| i.parse::<usize>().ok())).cloned(),
             tool_at,
             feed_at: d.feeds.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect(),
             endpoint_at: d.endpoints.iter().enumerate().map(|(i, e)| ((e.method.clone(), e.path.clone()), i)).collect(),
@@ -160,6 +162,11 @@ impl Release {
     /// The path of tool `name` in the document (`None`: not in it).
     pub(crate) fn tool_path(&self, name: &str) -> Option<&[String]> {
         self.tool_at.get(name).map(Vec::as_slice)
+    }
+
+    /// The path of some tool of the document (the first written), when it has one.
+    pub(crate) fn tool_path_any(&self) -> Option<&[String]> {
+        self.first_tool.as_deref()
     }
 
     pub(crate) fn feed_path(&self, name: &str) -> Option<Vec<String>> {

@@ -140,6 +140,10 @@ fn a_side_that_does_not_load_is_exit_2_never_a_clean_result() {
     let r = run(dir.path(), &["old.json", "empty", "--format", "json"]);
     assert_eq!(r.code, 2);
     r.assert_error("clawc::compat::no_descriptor", "has no descriptor");
+    // An image side with no image source (the harness reads none).
+    let r = run(dir.path(), &["old.json", "image:trading-api:1.5", "--format", "json"]);
+    assert_eq!(r.code, 2);
+    r.assert_error("clawc::image::bad_source", "--images none");
     let r = run(dir.path(), &["old.json", "image:", "--format", "json"]);
     assert_eq!(r.code, 2);
     r.assert_error("clawc::compat::bad_source", "image:");
