@@ -118,6 +118,15 @@ fn main() {
     let with = median(runs, || {
         let _ = run(&args);
     });
-    println!("clawc compat (no pod):   {without:?} median of {runs}");
-    println!("clawc compat (3 pods):   {with:?} median of {runs}");
+    // The floor: loading both sides through the describe stage (compile's own decoding
+    // and JSON Schema meta-validation of every inputSchema), which compat cannot skip.
+    let describe = |f: &str| vec!["describe".to_string(), f.to_string(), "--format".into(), "json".into()];
+    let (d_old, d_new) = (describe("old.json"), describe("new.json"));
+    let load = median(runs, || {
+        let _ = run(&d_old);
+        let _ = run(&d_new);
+    });
+    println!("clawc describe OLD + NEW: {load:?} median of {runs} (the load floor)");
+    println!("clawc compat (no pod):    {without:?} median of {runs}");
+    println!("clawc compat (3 pods):    {with:?} median of {runs}");
 }

@@ -224,9 +224,17 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         CompatFormat::Junit => report::junit(&r),
         CompatFormat::Sarif => serde_json::to_string_pretty(&report::sarif(&r)).expect("JSON values serialize") + "\n",
     };
-    let mut stdout = anstream::stdout();
-    let _ = stdout.write_all(out.as_bytes());
-    i32::from(is_failed)
+    if format == CompatFormat::Text {
+        let _ = anstream::stdout().write_all(out.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(out.as_bytes());
+    }
+    let code = i32::from(is_failed);
+    // The process exits next: freeing every schema of both releases would only cost time.
+    old.leak();
+    new.leak();
+    std::mem::forget((views, findings));
+    code
 }
 
 fn shown(side: &Loaded, arg: &str) -> String {

@@ -94,38 +94,70 @@ fn service_under_test(pod: &Pod, opts: &Options, explicit: Option<&str>, sides: 
     }
 }
 
-/// Who holds what of the service under one release.
+/// Who holds what of the service under one release (agents as indexes into `agents`).
 #[derive(Default)]
 struct Holdings {
+    /// Agent ids, sorted (as `access::agents` lists them).
+    agents: Vec<String>,
     /// Tool name → its index in `tools`.
     index: std::collections::HashMap<String, usize>,
-    /// Per tool: (agent id, granted through `allow: all`).
-    tools: Vec<Vec<(String, bool)>>,
+    /// Per tool: (agent, granted through `allow: all`).
+    tools: Vec<Vec<(u32, bool)>>,
     /// Agents with any tool of the service.
-    any_tool: BTreeSet<String>,
+    any_tool: BTreeSet<u32>,
     /// (agent, feed name, feed path) of feeds from the service.
-    feeds: Vec<(String, String, String)>,
+    feeds: Vec<(u32, String, String)>,
     /// Agents whose memory service is the service.
-    memory: BTreeSet<String>,
+    memory: BTreeSet<u32>,
 }
 
 impl Holdings {
-    fn of(&self, tool: &str) -> &[(String, bool)] {
+    fn of(&self, tool: &str) -> &[(u32, bool)] {
         self.index.get(tool).map_or(&[], |&i| &self.tools[i])
+    }
+
+    fn id(&self, agent: u32) -> &str {
+        &self.agents[agent as usize]
     }
 }
 
 /// What the grant pass reads of a side: its descriptor without the schemas (grants
 /// resolve by name; cloning 500 schemas per pod would be most of the work).
 pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
-    let mut d = side.described.clone();
-    if let Some(sd) = d.descriptor.as_mut() {
-        for t in &mut sd.descriptor.tools {
-            t.input_schema = serde_json::Value::Null;
-            t.annotations = None;
+    let d = &side.described;
+    let descriptor = d.descriptor.as_ref().map(|sd| {
+        let desc = &sd.descriptor;
+        let tools = desc
+            .tools
+            .iter()
+            .map(|t| crate::describe::Tool {
+                name: t.name.clone(),
+                description: String::new(),
+                input_schema: serde_json::Value::Null,
+                annotations: None,
+                transport: t.transport.clone(),
+            })
+            .collect();
+        crate::describe::ServiceDescriptor {
+            descriptor: crate::describe::Descriptor {
+                version: desc.version,
+                description: String::new(),
+                feeds: desc.feeds.clone(),
+                endpoints: Vec::new(),
+                auth: desc.auth.clone(),
+                skill: None,
+                tools,
+                mcp: desc.mcp.clone(),
+                memory: desc.memory.clone(),
+            },
+            file: sd.file,
+            origin: sd.origin,
+            image: None,
+            snapshot: None,
+            skill: None,
         }
-    }
-    d
+    });
+    crate::describe::Described { name: d.name.clone(), runner: None, descriptor }
 }
 
 fn holdings(view: &PodView, side: &Loaded, described: &crate::describe::Described) -> Holdings {
@@ -140,23 +172,25 @@ fn holdings(view: &PodView, side: &Loaded, described: &crate::describe::Describe
     let mut h = Holdings { tools: vec![Vec::new(); names.len()], ..Holdings::default() };
     // As `access::who_can` walks them: every agent id, its service's plan, each grant's
     // provenance — once for all tools.
-    for (id, consumer) in access::agents(&a) {
+    for (n, (id, consumer)) in access::agents(&a).into_iter().enumerate() {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        h.agents.push(id);
         let Some(plan) = a.plans.get(consumer) else { continue };
         let mut any = false;
         for g in plan.tools.iter().filter(|g| g.service == svc) {
             if let Some(holders) = h.tools.get_mut(g.index) {
-                holders.push((id.clone(), g.via.all));
+                holders.push((n, g.via.all));
                 any = true;
             }
         }
         if any {
-            h.any_tool.insert(id.clone());
+            h.any_tool.insert(n);
         }
         for f in plan.feeds.iter().filter(|f| f.source == svc) {
-            h.feeds.push((id.clone(), f.name.clone(), f.path.clone()));
+            h.feeds.push((n, f.name.clone(), f.path.clone()));
         }
         if plan.memory.as_ref().is_some_and(|m| m.service == svc) {
-            h.memory.insert(id.clone());
+            h.memory.insert(n);
         }
     }
     h.index = names.into_iter().enumerate().map(|(i, n)| (n, i)).collect();
@@ -204,28 +238,28 @@ pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Lo
     for view in views {
         let q = |id: &str| if qualify { format!("{}:{id}", view.name) } else { id.to_string() };
         let (ho, hn) = (holdings(view, old, &old_view), holdings(view, new, &new_view));
-        let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.of(t).iter().map(|(id, _)| q(id)).collect() };
+        let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.of(t).iter().map(|(n, _)| q(h.id(*n))).collect() };
         for f in findings.iter_mut() {
             let agents: Vec<String> = match &f.subject {
                 Subject::Service => Vec::new(),
                 Subject::Tool(t) => tool_agents(&ho, t),
                 Subject::NewTool(t) => tool_agents(&hn, t),
-                Subject::AllTools => ho.any_tool.iter().map(|id| q(id)).collect(),
+                Subject::AllTools => ho.any_tool.iter().map(|n| q(ho.id(*n))).collect(),
                 Subject::Feed { name, path } => {
-                    ho.feeds.iter().filter(|(_, n, p)| n == name || p == path).map(|(id, _, _)| q(id)).collect()
+                    ho.feeds.iter().filter(|(_, n, p)| n == name || p == path).map(|(a, _, _)| q(ho.id(*a))).collect()
                 }
-                Subject::Memory => ho.memory.iter().map(|id| q(id)).collect(),
+                Subject::Memory => ho.memory.iter().map(|n| q(ho.id(*n))).collect(),
                 Subject::Auth => {
-                    let mut all: BTreeSet<String> = ho.any_tool.iter().chain(&ho.memory).cloned().collect();
-                    all.extend(ho.feeds.iter().map(|(id, _, _)| id.clone()));
-                    all.iter().map(|id| q(id)).collect()
+                    let mut all: BTreeSet<u32> = ho.any_tool.iter().chain(&ho.memory).copied().collect();
+                    all.extend(ho.feeds.iter().map(|(n, _, _)| *n));
+                    all.iter().map(|n| q(ho.id(*n))).collect()
                 }
             };
             f.agents.extend(agents);
         }
         for f in findings.iter().filter(|f| f.rule == rules::TOOL_ADDED) {
             let Some(t) = f.tool.as_deref() else { continue };
-            let all: Vec<String> = hn.of(t).iter().filter(|(_, all)| *all).map(|(id, _)| q(id)).collect();
+            let all: Vec<String> = hn.of(t).iter().filter(|(_, all)| *all).map(|(n, _)| q(hn.id(*n))).collect();
             if !all.is_empty() {
                 gains.entry(t.to_string()).or_default().extend(all);
             }

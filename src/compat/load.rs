@@ -85,6 +85,16 @@ pub(crate) struct Loaded {
     _tmp: Option<tempfile::TempDir>,
 }
 
+impl Loaded {
+    /// Ends the side without freeing it (the process is about to exit): only the temporary
+    /// copy of a `git:` side is removed.
+    pub(crate) fn leak(self) {
+        let Loaded { release, described, sources, diagnostics, _tmp, .. } = self;
+        drop(_tmp);
+        std::mem::forget((release, described, sources, diagnostics));
+    }
+}
+
 /// A side that did not load: its diagnostics (exit 2 or 3).
 pub(crate) struct Failed {
     pub diagnostics: Diagnostics,

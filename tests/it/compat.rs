@@ -192,6 +192,16 @@ fn git_revisions_are_sources() {
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let doc = json_out(&r);
     assert_eq!(doc["old"], "git:HEAD:svc/api.json");
+    // The temporary copy is removed (TMPDIR private to this run).
+    let tmp = tempfile::tempdir().unwrap();
+    let o = clawc()
+        .current_dir(dir.path())
+        .env("TMPDIR", tmp.path())
+        .args(["compat", "git:HEAD:svc/api.json", "svc/api.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "the git copy is cleaned up");
     assert!(rules_of(&doc).contains(&("TOOL_REMOVED".into(), "legacy_quote".into())));
     // The same file at the same revision: no finding; from a subdirectory too.
     let sub = dir.path().join("svc");
