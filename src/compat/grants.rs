@@ -274,7 +274,9 @@ pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Lo
         }
     }
     let service = &new.release.service;
-    let mut locator = crate::describe::json_span::Locator::new(&new.release.source);
+    // A new tool's line is its TOOL_ADDED finding's (no second scan of NEW's text).
+    let added_at: BTreeMap<String, u32> =
+        findings.iter().filter(|f| f.rule == rules::TOOL_ADDED).filter_map(|f| Some((f.tool.clone()?, f.line))).collect();
     let mut more = Vec::new();
     for (tool, agents) in gains {
         let Some(t) = new.release.tools.get(&tool) else { continue };
@@ -285,8 +287,7 @@ pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Lo
         };
         let msg =
             format!("new tool `{tool}` ({what}) reaches {} agent(s) through `allow: all` without an operator naming it", agents.len());
-        let at: Vec<String> = new.release.tool_path(&tool).map(<[String]>::to_vec).unwrap_or_default();
-        let line = new.release.line_of(&mut locator, &at);
+        let line = added_at.get(&tool).copied().unwrap_or(1);
         let mut f =
             Finding::new(rule, service, Some(tool.clone()), String::new(), msg, None, Subject::NewTool(tool), &new.release.file, line);
         f.agents = agents.into_iter().collect();
