@@ -508,3 +508,31 @@ fn hostile_descriptors_do_not_reach_the_terminal_or_break_formats() {
     assert!(rules_of(&doc).iter().any(|(r, _)| r == "INPUT_UNCLASSIFIED"));
     assert!(doc["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "clawc::compat::too_complex"));
 }
+
+/// The agents compat names are the agents `who-can` names, tool by tool (under OLD).
+#[test]
+fn agents_are_who_can_holders() {
+    let dir = trading();
+    let doc = json_out(&run(dir.path(), &["old.json", "new.json", "--pod", "claw-pod.yml", "--format", "json"]));
+    let old: Value = serde_json::from_str(&fixture("old.json")).unwrap();
+    let mut checked = 0;
+    for t in old["tools"].as_array().unwrap() {
+        let tool = t["name"].as_str().unwrap();
+        let o = clawc()
+            .current_dir(dir.path())
+            .args(["who-can", "claw-pod.yml", &format!("trading-api.{tool}"), "--descriptor", "trading-api=old.json", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        let who: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut holders: Vec<&str> = who["holders"].as_array().unwrap().iter().map(|h| h["agent"].as_str().unwrap()).collect();
+        holders.sort_unstable();
+        holders.dedup();
+        for f in doc["findings"].as_array().unwrap().iter().filter(|f| f["tool"] == tool && f["rule"] != "TOOL_GRANT_DANGLING") {
+            let agents: Vec<&str> = f["agents"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+            assert_eq!(agents, holders, "{} on {tool}", f["rule"]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{checked}");
+}
