@@ -3,8 +3,8 @@
 //! `permissions`. Claude Code has no hard filter and `allow` hides nothing: clawc allows
 //! the granted tools and denies every other tool the service declares.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, Value, json};
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use serde_json::{Value, json};
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::CallGate,
@@ -37,16 +37,9 @@ fn render(servers: &[Server]) -> Vec<Vec<u8>> {
 /// The `mcpServers` map and the `permissions` object (shared with NanoClaw, which runs
 /// the Claude Agent SDK).
 pub(super) fn servers_and_permissions(servers: &[Server]) -> (Value, Value) {
-    let mut map = Map::new();
-    let (mut allow, mut deny) = (Vec::new(), Vec::new());
-    for s in servers {
-        let mut e = json!({ "type": "http", "url": s.url });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-        allow.extend(s.granted.iter().map(|t| model_name(&s.name, t)));
-        deny.extend(s.denied.iter().map(|t| model_name(&s.name, t)));
-    }
-    (Value::Object(map), json!({ "allow": allow, "deny": deny }))
+    let map = server_map(servers, |s| json!({ "type": "http", "url": s.url }));
+    let names = |list: fn(&Server) -> &[String]| -> Vec<String> {
+        servers.iter().flat_map(|s| list(s).iter().map(|t| model_name(&s.name, t))).collect()
+    };
+    (map, json!({ "allow": names(|s| &s.granted), "deny": names(|s| &s.denied) }))
 }

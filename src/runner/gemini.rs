@@ -3,8 +3,8 @@
 //! mode drops MCP tools that would need a confirmation nobody can give), and
 //! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, Value, json};
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
@@ -26,13 +26,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
-    vec![json(&json!({ "mcpServers": Value::Object(map) })), json(&json!({ "/": "TRUST_FOLDER" }))]
+    let map = server_map(servers, |s| json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true }));
+    vec![json(&json!({ "mcpServers": map })), json(&json!({ "/": "TRUST_FOLDER" }))]
 }

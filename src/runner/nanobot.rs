@@ -4,8 +4,8 @@
 //! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
 //! cannot read a variable: a token is written only with `--secrets inline`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 /// Docker's default address pools for Compose networks.
 pub(crate) const POD_NETWORKS: &[&str] = &["172.16.0.0/12", "192.168.0.0/16"];
@@ -27,13 +27,7 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "type": "streamableHttp", "url": s.url, "enabledTools": s.granted, "toolTimeout": s.timeout_s() });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map =
+        server_map(servers, |s| json!({ "type": "streamableHttp", "url": s.url, "enabledTools": s.granted, "toolTimeout": s.timeout_s() }));
     vec![json(&json!({ "tools": { "ssrfWhitelist": POD_NETWORKS, "mcpServers": map } }))]
 }

@@ -173,6 +173,20 @@ impl Server {
     }
 }
 
+/// A map of server entries by name, each made by `entry` and given the server's
+/// `headers` when it needs a token.
+pub(crate) fn server_map(servers: &[Server], entry: impl Fn(&Server) -> Value) -> Value {
+    let mut map = serde_json::Map::new();
+    for s in servers {
+        let mut e = entry(s);
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    Value::Object(map)
+}
+
 /// Pretty JSON with a final newline (keys sorted: `serde_json::Map` is a BTreeMap).
 pub(crate) fn json(v: &Value) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).expect("in-memory JSON serializes");

@@ -2,8 +2,8 @@
 //! "streamable-http"` written out (OpenClaw's default is SSE) and `toolFilter.include`,
 //! which also hides the utility tools it derives from resources and prompts.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
@@ -22,18 +22,13 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({
+    let map = server_map(servers, |s| {
+        json!({
             "url": s.url,
             "transport": "streamable-http",
             "toolFilter": { "include": s.granted },
             "timeout": s.timeout_s(),
-        });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+        })
+    });
     vec![json(&json!({ "mcp": { "servers": map } }))]
 }

@@ -2,7 +2,7 @@
 //! `oauth: false` so no OAuth probe) and the `tools` map over the wrapped names
 //! `<server>_<tool>`: the server's glob off, each granted tool on.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
 use serde_json::{Map, Value, json};
 
 pub(super) const NATIVE: Native = Native {
@@ -22,13 +22,9 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let (mut mcp, mut tools) = (Map::new(), Map::new());
+    let mcp = server_map(servers, |s| json!({ "type": "remote", "url": s.url, "enabled": true, "oauth": false, "timeout": s.timeout_ms }));
+    let mut tools = Map::new();
     for s in servers {
-        let mut e = json!({ "type": "remote", "url": s.url, "enabled": true, "oauth": false, "timeout": s.timeout_ms });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        mcp.insert(s.name.clone(), e);
         tools.insert(format!("{}_*", s.name), Value::Bool(false));
         for t in &s.granted {
             tools.insert(format!("{}_{t}", s.name), Value::Bool(true));
