@@ -18,9 +18,9 @@ fn mcp_descriptor(tools: &[&str]) -> String {
 }
 
 fn pod(runner: &str) -> Pod {
-    Pod::new(&format!(
-        "services:\n  loop:\n    build: ./loop\n    expose: [\"18765\"]\n  bot:\n    build: ./bot\n    environment:\n      LOOP_TOKEN: ${{LOOP_TOKEN}}\n    x-claw:\n      tools: [{{service: loop, allow: [alpha]}}]\n"
-    ))
+    Pod::new(
+        "services:\n  loop:\n    build: ./loop\n    expose: [\"18765\"]\n  bot:\n    build: ./bot\n    environment:\n      LOOP_TOKEN: ${LOOP_TOKEN}\n    x-claw:\n      tools: [{service: loop, allow: [alpha]}]\n",
+    )
     .file("loop/.claw-describe.json", &mcp_descriptor(&["alpha", "beta"]))
     .file("bot/Dockerfile", &format!("FROM scratch\nLABEL claw.type={runner}\n"))
 }
