@@ -770,7 +770,7 @@ mod tests {
             serde_json::json!({"tools": {"ssrfWhitelist": ["a", "b"]}}),
             serde_json::json!({"tools": {"ssrfWhitelist": ["b", "c"], "mcpServers": {}}}),
         );
-        assert_eq!(p.expected, obj(serde_json::json!({"tools": {"ssrfWhitelist": ["a", "b", "c"], "mcpServers": {}}})));
+        assert_eq!(p.expected, obj(serde_json::json!({"tools": {"ssrfWhitelist": ["a", "b", "c"]}})));
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub(crate) fn read(file: FileId, src: &SourceFile) -> Result<V, Diagnostic> {
         let msg = d.message.strip_prefix("invalid YAML: ").unwrap_or(&d.message).to_string();
         super::invalid_at(file, src, at, "YAML", &msg)
     })?;
-    Ok(to_v(&node))
+    // A document of comments only is an empty mapping.
+    Ok(if node.is_null() { V::Obj(Vec::new()) } else { to_v(&node) })
 }
 
 fn to_v(n: &Node) -> V {
@@ -87,7 +88,9 @@ fn is_number(t: &str) -> bool {
 fn scalar(s: &str) -> String {
     const WORDS: [&str; 11] = ["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", "nan"];
     let safe = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '/')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./@+- ".contains(c))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./@+-: ".contains(c))
+        && !s.contains(": ")
+        && !s.ends_with(':')
         && !s.ends_with(' ')
         && !s.contains("  ")
         && !WORDS.contains(&s.to_ascii_lowercase().as_str());
@@ -439,7 +442,7 @@ mod tests {
         let text = "# keep\nmcp_servers: {}\nx: 1\n";
         let ops = [set(&["mcp_servers", "api"], doc("url: u\n"))];
         let expected = merged(text, &ops);
-        let Edited::Rewritten { text: out, lost: 0, .. } = edit(text, &ops, &expected) else { panic!("in place?") };
+        let Edited::InPlace(out) = edit(text, &ops, &expected) else { panic!("no comment was in the way") };
         assert_eq!(out, "# keep\nmcp_servers:\n  api:\n    url: u\nx: 1\n");
     }
 
@@ -455,11 +458,11 @@ mod tests {
 
     #[test]
     fn strings_that_read_as_other_types_are_quoted() {
-        for s in ["yes", "On", "1.5", "0x1f", "", "a: b", "x #y", "-a", "null", "é"] {
+        for s in ["yes", "On", "1.5", "0x1f", "", "a: b", "a:", "x #y", "-a", "null", "é"] {
             assert!(scalar(s).starts_with('"'), "{s}");
             assert_eq!(doc(&format!("k: {}\n", scalar(s))).get("k"), Some(&V::Str(s.to_string())));
         }
-        assert_eq!(scalar("http/x.y_z-1"), "http/x.y_z-1");
+        assert_eq!(scalar("http://x.y_z-1"), "http://x.y_z-1");
         assert_eq!(comments("a: '#x' # c\n# d\nb: c#d\n"), 2);
     }
 }
