@@ -660,9 +660,10 @@ pub(crate) fn diff(outcome: &Outcome, target: &str) -> String {
     let old = outcome.old.as_deref().map(show).unwrap_or_default();
     let new = show(&outcome.new);
     let target = crate::diag::printable(target);
-    let a = if outcome.old.is_some() { format!("a/{target}") } else { "/dev/null".to_string() };
+    let (a, b) = if target.starts_with('/') { (target.clone(), target) } else { (format!("a/{target}"), format!("b/{target}")) };
+    let a = if outcome.old.is_some() { a } else { "/dev/null".to_string() };
     let d = similar::TextDiff::from_lines(old.as_str(), new.as_str());
-    d.unified_diff().context_radius(3).header(&a, &format!("b/{target}")).to_string()
+    d.unified_diff().context_radius(3).header(&a, &b).to_string()
 }
 
 /// Writes the outcome over TARGET: a temporary file in its directory, renamed into place.

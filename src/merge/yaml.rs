@@ -23,7 +23,8 @@ pub(crate) fn read(file: FileId, src: &SourceFile) -> Result<V, Diagnostic> {
             return Diagnostic::error(codes::INVALID, format!("`{}` is not valid YAML", src.name));
         };
         let at = d.loc.map_or(0, |l| l.span.start);
-        if d.code == crate::yaml::codes::TOO_DEEP {
+        // saphyr's own recursion limit can come first.
+        if d.code == crate::yaml::codes::TOO_DEEP || d.message.contains("recursion limit") {
             return too_deep(file, src, at);
         }
         let msg = d.message.strip_prefix("invalid YAML: ").unwrap_or(&d.message).to_string();

@@ -13,6 +13,7 @@ mod harness;
 mod hostile;
 mod images;
 mod layers;
+mod merge;
 mod robustness;
 mod schemas;
 mod write;
