@@ -61,8 +61,11 @@ pub(super) fn run(args: MergeArgs) -> i32 {
             return 0;
         }
         let diff = crate::merge::diff(&outcome, &target);
-        let d = crate::diag::Diagnostic::error(codes::WOULD_CHANGE, format!("`{shown}` would change"))
-            .help(format!("run `clawc merge {} {}` and commit the result", crate::diag::printable(&args.fragment.to_string_lossy()), shown));
+        let d = crate::diag::Diagnostic::error(codes::WOULD_CHANGE, format!("`{shown}` would change")).help(format!(
+            "run `clawc merge {} {}` and commit the result",
+            crate::diag::printable(&args.fragment.to_string_lossy()),
+            shown
+        ));
         super::print_diagnostics(std::slice::from_ref(&d), &merged.sources, format);
         if format == Format::Human {
             print!("{diff}");

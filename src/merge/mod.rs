@@ -56,7 +56,9 @@ impl PartialEq for V {
             (V::Num(a), V::Num(b)) => a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y),
             (V::Str(a), V::Str(b)) => a == b,
             (V::Arr(a), V::Arr(b)) => a == b,
-            (V::Obj(a), V::Obj(b)) => a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(v)) && b.iter().all(|(k, _)| self.get(k).is_some()),
+            (V::Obj(a), V::Obj(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(v)) && b.iter().all(|(k, _)| self.get(k).is_some())
+            }
             _ => false,
         }
     }
@@ -224,9 +226,9 @@ fn owned_item(item: &V, kind: Item, servers: &BTreeSet<&str>) -> bool {
     let V::Str(s) = item else { return false };
     match kind {
         Item::ServerName => servers.contains(s.as_str()),
-        Item::ClaudePermission => s.strip_prefix("mcp__").is_some_and(|rest| {
-            servers.iter().any(|srv| rest == *srv || rest.strip_prefix(srv).is_some_and(|t| t.starts_with("__")))
-        }),
+        Item::ClaudePermission => s
+            .strip_prefix("mcp__")
+            .is_some_and(|rest| servers.iter().any(|srv| rest == *srv || rest.strip_prefix(srv).is_some_and(|t| t.starts_with("__")))),
     }
 }
 
@@ -366,7 +368,15 @@ fn server_keys_op(
 
 /// Keys of the fragment that no rule owns: added where the target lacks them, objects
 /// merged key by key, the target's value kept (with a warning) where it differs.
-fn fill(path: &mut Vec<String>, f: &V, t: Option<&V>, owned: &[&[&str]], side: Side<'_>, ops: &mut Vec<Op>, warnings: &mut Vec<Diagnostic>) {
+fn fill(
+    path: &mut Vec<String>,
+    f: &V,
+    t: Option<&V>,
+    owned: &[&[&str]],
+    side: Side<'_>,
+    ops: &mut Vec<Op>,
+    warnings: &mut Vec<Diagnostic>,
+) {
     for (k, fv) in entries(Some(f)) {
         path.push(k.clone());
         let covered = owned.iter().any(|o| path.len() >= o.len() && path.iter().zip(o.iter()).all(|(a, b)| a == b));
@@ -405,8 +415,16 @@ pub(crate) fn select<'r>(fragment: &str, target: &str, runner: Option<&str>) -> 
             Some(r) => Some(r),
             None => {
                 let names = RUNNERS.iter().flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()));
-                let help = crate::diag::suggest(name, names, format!("the runners: {}", RUNNERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")));
-                return Err(Diagnostic::error(codes::UNKNOWN_RUNNER, format!("--runner `{}` is not a runner clawc knows", crate::diag::printable(name))).help(help));
+                let help = crate::diag::suggest(
+                    name,
+                    names,
+                    format!("the runners: {}", RUNNERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")),
+                );
+                return Err(Diagnostic::error(
+                    codes::UNKNOWN_RUNNER,
+                    format!("--runner `{}` is not a runner clawc knows", crate::diag::printable(name)),
+                )
+                .help(help));
             }
         },
     };
@@ -424,19 +442,26 @@ pub(crate) fn select<'r>(fragment: &str, target: &str, runner: Option<&str>) -> 
             let tail: Vec<&str> = fragment.rsplit('/').take(2).collect();
             let tail = tail.into_iter().rev().collect::<Vec<_>>().join("/");
             let help = match crate::diag::did_you_mean(&tail, RULES.iter().map(|r| r.path)) {
-                Some(p) => format!("did you mean a fragment named `…/{p}`? Otherwise pass --runner NAME; the runner files are: {}", known()),
+                Some(p) => {
+                    format!("did you mean a fragment named `…/{p}`? Otherwise pass --runner NAME; the runner files are: {}", known())
+                }
                 None => format!("pass --runner NAME, or merge a fragment named after its runner file: {}", known()),
             };
             let msg = match runner {
-                Some(r) => format!("`{}` is not a file of the runner {} and it has several", crate::diag::printable(fragment), r.spec().name),
+                Some(r) => {
+                    format!("`{}` is not a file of the runner {} and it has several", crate::diag::printable(fragment), r.spec().name)
+                }
                 None => format!("`{}` is not a runner file clawc writes", crate::diag::printable(fragment)),
             };
             Err(Diagnostic::error(codes::UNKNOWN_FILE, msg).help(help))
         }
         _ => {
             let which: Vec<String> = found.iter().map(|r| format!("{} ({})", r.role_path(), r.runner.spec().name)).collect();
-            Err(Diagnostic::error(codes::UNKNOWN_FILE, format!("`{}` is the file of more than one runner: {}", crate::diag::printable(fragment), which.join(", ")))
-                .help("pass --runner NAME, or name the fragment by its path under the runner's directory (`…/home/…` or `…/project/…`)"))
+            Err(Diagnostic::error(
+                codes::UNKNOWN_FILE,
+                format!("`{}` is the file of more than one runner: {}", crate::diag::printable(fragment), which.join(", ")),
+            )
+            .help("pass --runner NAME, or name the fragment by its path under the runner's directory (`…/home/…` or `…/project/…`)"))
         }
     }
 }
@@ -459,8 +484,11 @@ fn read(path: &Path, name: &str, fragment: bool) -> Result<Read, Diagnostic> {
         }
         Contents::Missing => None,
         Contents::TooLarge(n) => {
-            return Err(Diagnostic::error(codes::TOO_LARGE, format!("`{name}` is at least {n} bytes; the limit is {}", disk::MAX_INPUT_BYTES))
-                .help("a runner config is never this large; check that this is the right file"));
+            return Err(Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("`{name}` is at least {n} bytes; the limit is {}", disk::MAX_INPUT_BYTES),
+            )
+            .help("a runner config is never this large; check that this is the right file"));
         }
         Contents::Foreign { kind, .. } => {
             let help = if kind == disk::Kind::Symlink {
@@ -598,9 +626,12 @@ fn run(req: &Request<'_>, sources: &mut SourceMap, warnings: &mut Vec<Diagnostic
     });
     let Some(new) = new else {
         return Err(vec![
-            Diagnostic::error(codes::CANNOT_EDIT, format!("the merged `{tname}` would not read back as the merge of `{fname}`; nothing is written"))
-                .in_file(tid)
-                .help("merge by hand (`--stdout` shows nothing in this case); please report the file's layout as a clawc bug"),
+            Diagnostic::error(
+                codes::CANNOT_EDIT,
+                format!("the merged `{tname}` would not read back as the merge of `{fname}`; nothing is written"),
+            )
+            .in_file(tid)
+            .help("merge by hand (`--stdout` shows nothing in this case); please report the file's layout as a clawc bug"),
         ]);
     };
     if let Some((lost, why)) = lost.filter(|(n, _)| *n > 0) {
@@ -624,9 +655,22 @@ fn run(req: &Request<'_>, sources: &mut SourceMap, warnings: &mut Vec<Diagnostic
 /// Whether an object key names something secret.
 fn secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["authorization", "token", "secret", "password", "passwd", "api_key", "api-key", "apikey", "cookie", "credential", "private_key", "private-key"]
-        .iter()
-        .any(|s| k.contains(s))
+    [
+        "authorization",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "api_key",
+        "api-key",
+        "apikey",
+        "cookie",
+        "credential",
+        "private_key",
+        "private-key",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }
 
 /// Whether every value under this key is shown redacted.
@@ -678,7 +722,8 @@ pub(crate) fn write(target: &Path, outcome: &Outcome) -> Result<(), Diagnostic> 
     };
     std::fs::create_dir_all(&dir).map_err(|e| fail("create the directory of", e))?;
     let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut tmp = tempfile::Builder::new().prefix(&format!(".{file_name}.clawc-merge-")).tempfile_in(&dir).map_err(|e| fail("write next to", e))?;
+    let mut tmp =
+        tempfile::Builder::new().prefix(&format!(".{file_name}.clawc-merge-")).tempfile_in(&dir).map_err(|e| fail("write next to", e))?;
     tmp.write_all(&outcome.new).map_err(|e| fail("write", e))?;
     let f = tmp.as_file();
     if let Some((uid, gid)) = outcome.owner {
@@ -720,7 +765,9 @@ mod tests {
         let rule = select(path, "", None).unwrap();
         let mut sources = SourceMap::default();
         let (t, f) = (sources.add("t", ""), sources.add("f", ""));
-        plan(rule, &obj(target), &obj(fragment), Side { file: t, name: "t" }, Side { file: f, name: "f" }).map_err(|e| format!("{e:?}")).unwrap()
+        plan(rule, &obj(target), &obj(fragment), Side { file: t, name: "t" }, Side { file: f, name: "f" })
+            .map_err(|e| format!("{e:?}"))
+            .unwrap()
     }
 
     #[test]
@@ -732,7 +779,9 @@ mod tests {
         );
         assert_eq!(
             p.expected,
-            obj(serde_json::json!({"permissions": {"allow": ["Bash(ls)", "mcp__apix__y", "mcp__other__z", "mcp__api__quote"], "deny": []}}))
+            obj(
+                serde_json::json!({"permissions": {"allow": ["Bash(ls)", "mcp__apix__y", "mcp__other__z", "mcp__api__quote"], "deny": []}})
+            )
         );
     }
 
@@ -745,7 +794,9 @@ mod tests {
         );
         assert_eq!(
             p.expected,
-            obj(serde_json::json!({"mcp": {"a_b": {"x": 1}, "a": {"y": 2}}, "tools": {"a_b_keep": true, "mine": true, "a_new": true}, "$schema": "s"}))
+            obj(
+                serde_json::json!({"mcp": {"a_b": {"x": 1}, "a": {"y": 2}}, "tools": {"a_b_keep": true, "mine": true, "a_new": true}, "$schema": "s"})
+            )
         );
     }
 
@@ -790,7 +841,9 @@ mod tests {
 
     #[test]
     fn redaction_hides_secret_values_but_not_references() {
-        let r = redactions([&obj(serde_json::json!({"s": {"headers": {"Authorization": "Bearer sk-live", "X": "${TOKEN}"}, "env": {"A": "plain-value"}, "name": "visible"}}))]);
+        let r = redactions([&obj(
+            serde_json::json!({"s": {"headers": {"Authorization": "Bearer sk-live", "X": "${TOKEN}"}, "env": {"A": "plain-value"}, "name": "visible"}}),
+        )]);
         assert!(r.contains_key("Bearer sk-live") && r.contains_key("plain-value"));
         assert!(!r.contains_key("${TOKEN}") && !r.contains_key("visible"));
     }

@@ -128,8 +128,10 @@ impl FileRule {
     }
 }
 
-const SETTINGS_PERMISSIONS: [Own; 2] =
-    [Own::ServerItems(&["permissions", "allow"], Item::ClaudePermission), Own::ServerItems(&["permissions", "deny"], Item::ClaudePermission)];
+const SETTINGS_PERMISSIONS: [Own; 2] = [
+    Own::ServerItems(&["permissions", "allow"], Item::ClaudePermission),
+    Own::ServerItems(&["permissions", "deny"], Item::ClaudePermission),
+];
 
 /// Every runner file, in the order of `RUNNERS`.
 pub(crate) const RULES: &[FileRule] = &[
@@ -140,7 +142,13 @@ pub(crate) const RULES: &[FileRule] = &[
         syntax: Syntax::Json5,
         owns: &[Own::Entries(&["mcp", "servers"])],
     },
-    FileRule { runner: Runner::Hermes, role: Role::Home, path: ".hermes/config.yaml", syntax: Syntax::Yaml, owns: &[Own::Entries(&["mcp_servers"])] },
+    FileRule {
+        runner: Runner::Hermes,
+        role: Role::Home,
+        path: ".hermes/config.yaml",
+        syntax: Syntax::Yaml,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    },
     FileRule {
         runner: Runner::Nanobot,
         role: Role::Home,
@@ -155,9 +163,27 @@ pub(crate) const RULES: &[FileRule] = &[
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["tools", "mcp", "servers"]), Own::Scalar(&["tools", "mcp", "enabled"])],
     },
-    FileRule { runner: Runner::NullClaw, role: Role::Home, path: ".nullclaw/config.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcp_servers"])] },
-    FileRule { runner: Runner::MicroClaw, role: Role::Home, path: "mcp.d/clawc.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcpServers"])] },
-    FileRule { runner: Runner::NanoClaw, role: Role::Project, path: ".mcp.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcpServers"])] },
+    FileRule {
+        runner: Runner::NullClaw,
+        role: Role::Home,
+        path: ".nullclaw/config.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    },
+    FileRule {
+        runner: Runner::MicroClaw,
+        role: Role::Home,
+        path: "mcp.d/clawc.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    },
+    FileRule {
+        runner: Runner::NanoClaw,
+        role: Role::Project,
+        path: ".mcp.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    },
     FileRule {
         runner: Runner::NanoClaw,
         role: Role::Project,
@@ -165,11 +191,41 @@ pub(crate) const RULES: &[FileRule] = &[
         syntax: Syntax::Json,
         owns: &[SETTINGS_PERMISSIONS[0], SETTINGS_PERMISSIONS[1], Own::ServerItems(&["enabledMcpjsonServers"], Item::ServerName)],
     },
-    FileRule { runner: Runner::ClaudeCode, role: Role::Home, path: ".claude.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcpServers"])] },
-    FileRule { runner: Runner::ClaudeCode, role: Role::Home, path: ".claude/settings.json", syntax: Syntax::Json, owns: &SETTINGS_PERMISSIONS },
-    FileRule { runner: Runner::Codex, role: Role::Home, path: ".codex/config.toml", syntax: Syntax::Toml, owns: &[Own::Entries(&["mcp_servers"])] },
-    FileRule { runner: Runner::Gemini, role: Role::Home, path: ".gemini/settings.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcpServers"])] },
-    FileRule { runner: Runner::Gemini, role: Role::Home, path: ".gemini/trustedFolders.json", syntax: Syntax::Json, owns: &[Own::Entries(&[])] },
+    FileRule {
+        runner: Runner::ClaudeCode,
+        role: Role::Home,
+        path: ".claude.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    },
+    FileRule {
+        runner: Runner::ClaudeCode,
+        role: Role::Home,
+        path: ".claude/settings.json",
+        syntax: Syntax::Json,
+        owns: &SETTINGS_PERMISSIONS,
+    },
+    FileRule {
+        runner: Runner::Codex,
+        role: Role::Home,
+        path: ".codex/config.toml",
+        syntax: Syntax::Toml,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    },
+    FileRule {
+        runner: Runner::Gemini,
+        role: Role::Home,
+        path: ".gemini/settings.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    },
+    FileRule {
+        runner: Runner::Gemini,
+        role: Role::Home,
+        path: ".gemini/trustedFolders.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&[])],
+    },
     FileRule {
         runner: Runner::OpenCode,
         role: Role::Home,
@@ -177,9 +233,27 @@ pub(crate) const RULES: &[FileRule] = &[
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["mcp"]), Own::ServerKeys { map: &["tools"], servers: &["mcp"] }, Own::Scalar(&["$schema"])],
     },
-    FileRule { runner: Runner::Cursor, role: Role::Home, path: ".cursor/mcp.json", syntax: Syntax::Json, owns: &[Own::Entries(&["mcpServers"])] },
-    FileRule { runner: Runner::VsCode, role: Role::Project, path: ".vscode/mcp.json", syntax: Syntax::Json, owns: &[Own::Entries(&["servers"])] },
-    FileRule { runner: Runner::Goose, role: Role::Home, path: ".config/goose/config.yaml", syntax: Syntax::Yaml, owns: &[Own::Entries(&["extensions"])] },
+    FileRule {
+        runner: Runner::Cursor,
+        role: Role::Home,
+        path: ".cursor/mcp.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    },
+    FileRule {
+        runner: Runner::VsCode,
+        role: Role::Project,
+        path: ".vscode/mcp.json",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["servers"])],
+    },
+    FileRule {
+        runner: Runner::Goose,
+        role: Role::Home,
+        path: ".config/goose/config.yaml",
+        syntax: Syntax::Yaml,
+        owns: &[Own::Entries(&["extensions"])],
+    },
 ];
 
 /// Whether the `/`-separated components of `path` end with those of `suffix`.

@@ -106,7 +106,8 @@ fn flow(v: &V) -> String {
         V::Str(s) => serde_json::to_string(s).unwrap_or_default(),
         V::Arr(items) => format!("[{}]", items.iter().map(flow).collect::<Vec<_>>().join(", ")),
         V::Obj(entries) => {
-            let e: Vec<String> = entries.iter().map(|(k, v)| format!("{}: {}", serde_json::to_string(k).unwrap_or_default(), flow(v))).collect();
+            let e: Vec<String> =
+                entries.iter().map(|(k, v)| format!("{}: {}", serde_json::to_string(k).unwrap_or_default(), flow(v))).collect();
             format!("{{{}}}", e.join(", "))
         }
     }

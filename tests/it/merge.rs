@@ -42,7 +42,11 @@ impl Case {
 
 fn merge(fragment: &Path, target: &Path, extra: &[&str]) -> Run {
     let o = clawc().arg("merge").arg(fragment).arg(target).args(extra).output().unwrap();
-    Run { code: o.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&o.stdout).into(), stderr: String::from_utf8_lossy(&o.stderr).into() }
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    }
 }
 
 fn read(p: &Path) -> String {
@@ -65,16 +69,18 @@ fn merged_twice(fragment: &Path, target: &Path, extra: &[&str]) -> String {
 /// Runs a merge that must fail with `code` (exit `exit`) and leave `target` as it was.
 #[track_caller]
 fn refused(fragment: &Path, target: &Path, extra: &[&str], code: &str, exit: i32) -> Run {
-    let before = std::fs::symlink_metadata(target).ok().filter(|m| m.is_file()).map(|_| std::fs::read(target).unwrap());
+    let before = std::fs::symlink_metadata(target).ok().filter(std::fs::Metadata::is_file).map(|_| std::fs::read(target).unwrap());
     let mut args = vec!["--format", "json"];
     args.extend_from_slice(extra);
     let run = merge(fragment, target, &args);
     assert_eq!(run.code, exit, "{}{}", run.stdout, run.stderr);
     assert!(run.codes().iter().any(|c| c == code), "no {code} in {:?}\n{}{}", run.codes(), run.stdout, run.stderr);
-    let after = std::fs::symlink_metadata(target).ok().filter(|m| m.is_file()).map(|_| std::fs::read(target).unwrap());
+    let after = std::fs::symlink_metadata(target).ok().filter(std::fs::Metadata::is_file).map(|_| std::fs::read(target).unwrap());
     assert_eq!(before, after, "the target was written");
     let leftovers: Vec<_> = std::fs::read_dir(target.parent().unwrap())
-        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains("clawc-merge")).collect())
+        .map(|d| {
+            d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains("clawc-merge")).collect()
+        })
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     run
@@ -141,7 +147,8 @@ model = "o4-mini" # keep
 fn toml_into_a_file_without_servers_and_with_inline_tables() {
     let c = Case::new();
     let f = c.fragment("home/.codex/config.toml", CODEX_FRAGMENT);
-    let t = c.target(".codex/config.toml", "model = \"o3\"\nmcp_servers = { mine = { command = \"x\" }, api = { url = \"u\", extra = 1 } }\n");
+    let t =
+        c.target(".codex/config.toml", "model = \"o3\"\nmcp_servers = { mine = { command = \"x\" }, api = { url = \"u\", extra = 1 } }\n");
     let out = merged_twice(&f, &t, &[]);
     assert!(out.starts_with("model = \"o3\"\nmcp_servers = { mine = { command = \"x\" }, api = {"), "{out}");
     assert!(!out.contains("extra") && out.contains("enabled_tools = [\"a\"]") && out.contains("feeds"), "{out}");
@@ -161,7 +168,10 @@ const CLAUDE_TARGET: &str = r#"{
 #[test]
 fn json_foreign_keys_survive_and_a_stale_entry_is_replaced_whole() {
     let c = Case::new();
-    let f = c.fragment("home/.claude.json", "{\n  \"mcpServers\": {\n    \"api\": {\n      \"type\": \"http\",\n      \"url\": \"http://api:8080/mcp\"\n    }\n  }\n}\n");
+    let f = c.fragment(
+        "home/.claude.json",
+        "{\n  \"mcpServers\": {\n    \"api\": {\n      \"type\": \"http\",\n      \"url\": \"http://api:8080/mcp\"\n    }\n  }\n}\n",
+    );
     let t = c.target(".claude.json", CLAUDE_TARGET);
     let out = merged_twice(&f, &t, &[]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -175,7 +185,10 @@ fn json_foreign_keys_survive_and_a_stale_entry_is_replaced_whole() {
 #[test]
 fn jsonc_comments_survive() {
     let c = Case::new();
-    let f = c.fragment("home/.gemini/settings.json", "{\"mcpServers\": {\"api\": {\"httpUrl\": \"http://api/mcp\", \"includeTools\": [\"a\"]}}}\n");
+    let f = c.fragment(
+        "home/.gemini/settings.json",
+        "{\"mcpServers\": {\"api\": {\"httpUrl\": \"http://api/mcp\", \"includeTools\": [\"a\"]}}}\n",
+    );
     let t = c.target(
         ".gemini/settings.json",
         "{\n  // my theme\n  \"theme\": \"GitHub\", /* inline */\n  \"mcpServers\": {\n    // stale\n    \"api\": {\"httpUrl\": \"http://api/mcp\", \"includeTools\": [\"a\", \"b\", \"c\"]},\n    \"mine\": {\"command\": \"x\"}, // trailing comma next\n  },\n}\n",
@@ -200,7 +213,8 @@ fn json5_openclaw_keeps_its_syntax() {
 #[test]
 fn claude_permissions_of_the_fragments_servers_are_replaced_and_the_users_kept() {
     let c = Case::new();
-    let f = c.fragment("home/.claude/settings.json", "{\"permissions\": {\"allow\": [\"mcp__api__quote\"], \"deny\": [\"mcp__api__trade\"]}}\n");
+    let f = c
+        .fragment("home/.claude/settings.json", "{\"permissions\": {\"allow\": [\"mcp__api__quote\"], \"deny\": [\"mcp__api__trade\"]}}\n");
     let t = c.target(
         ".claude/settings.json",
         "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\", \"mcp__api__quote\", \"mcp__api__trade\", \"mcp__api\", \"mcp__apix__y\", \"mcp__mine__z\"],\n    \"deny\": [\"Read(.env)\"]\n  },\n  \"model\": \"opus\"\n}\n",
@@ -235,7 +249,10 @@ const HERMES_TARGET: &str = "# hermes config\nmodel: claude # mine\n\nmcp_server
 #[test]
 fn yaml_comments_and_foreign_servers_survive_and_a_stale_entry_is_replaced_whole() {
     let c = Case::new();
-    let f = c.fragment("home/.hermes/config.yaml", "mcp_servers:\n  api:\n    url: http://api:8080/mcp\n    tools:\n      include: [a]\n  feeds:\n    url: http://feeds/mcp\n");
+    let f = c.fragment(
+        "home/.hermes/config.yaml",
+        "mcp_servers:\n  api:\n    url: http://api:8080/mcp\n    tools:\n      include: [a]\n  feeds:\n    url: http://feeds/mcp\n",
+    );
     let t = c.target(".hermes/config.yaml", HERMES_TARGET);
     let out = merged_twice(&f, &t, &[]);
     assert_eq!(
@@ -247,8 +264,14 @@ fn yaml_comments_and_foreign_servers_survive_and_a_stale_entry_is_replaced_whole
 #[test]
 fn yaml_flow_parents_are_written_in_block_style() {
     let c = Case::new();
-    let f = c.fragment("home/.config/goose/config.yaml", "extensions:\n  api:\n    type: streamable_http\n    uri: http://api/mcp\n    enabled: true\n");
-    let t = c.target(".config/goose/config.yaml", "# goose\nGOOSE_PROVIDER: anthropic\nextensions: {developer: {type: builtin, enabled: true}} # flow\n");
+    let f = c.fragment(
+        "home/.config/goose/config.yaml",
+        "extensions:\n  api:\n    type: streamable_http\n    uri: http://api/mcp\n    enabled: true\n",
+    );
+    let t = c.target(
+        ".config/goose/config.yaml",
+        "# goose\nGOOSE_PROVIDER: anthropic\nextensions: {developer: {type: builtin, enabled: true}} # flow\n",
+    );
     let run = merge(&f, &t, &["--format", "json"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
@@ -378,7 +401,8 @@ fn oversize_and_deep_files_are_refused_without_a_crash() {
     refused(&json, &big, &[], "clawc::merge::too_large", 2);
     let deep = c.target("deep.json", &format!("{{\"a\": {}}}", "[".repeat(100_000)));
     refused(&json, &deep, &[], "clawc::merge::too_deep", 2);
-    let deep_fragment = c.fragment("home/.cursor/mcp.json", &format!("{{\"mcpServers\": {}{}}}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
+    let deep_fragment =
+        c.fragment("home/.cursor/mcp.json", &format!("{{\"mcpServers\": {}{}}}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
     refused(&deep_fragment, &c.target("ok.json", "{}"), &[], "clawc::merge::too_deep", 2);
     let yaml = c.fragment("home/.hermes/config.yaml", "mcp_servers: {}\n");
     let deep = c.target("deep.yaml", &format!("a: {}", "[".repeat(100_000)));
