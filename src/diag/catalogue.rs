@@ -525,7 +525,7 @@ catalogue! {
             "FRAGMENT does not exist."
             "`runners/a/home/.codex/config.toml` does not exist";
         TOO_LARGE = "clawc::merge::too_large" (Merge, Error, Input)
-            "FRAGMENT or TARGET is over 8 MiB."
+            "FRAGMENT or TARGET is over 8 MiB, an object or list in it holds over 10,000 entries, or the merge would make over 1,000 edits."
             "`config.toml` is at least 8388609 bytes; the limit is 8388608";
         INVALID = "clawc::merge::invalid_file" (Merge, Error, Input)
             "FRAGMENT or TARGET is not UTF-8 text in its format (JSON, JSON5, TOML, YAML), or an object holds a key twice."

@@ -56,8 +56,13 @@ impl PartialEq for V {
             (V::Num(a), V::Num(b)) => a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y),
             (V::Str(a), V::Str(b)) => a == b,
             (V::Arr(a), V::Arr(b)) => a == b,
+            // Keys are unique (every reader refuses a key twice), so equal lengths and every
+            // entry of `a` found equal in `b` is equality; `b` is indexed once (linear).
             (V::Obj(a), V::Obj(b)) => {
-                a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(v)) && b.iter().all(|(k, _)| self.get(k).is_some())
+                a.len() == b.len() && {
+                    let b = Index::of(other);
+                    a.iter().all(|(k, v)| b.get(k) == Some(v))
+                }
             }
             _ => false,
         }
@@ -88,6 +93,55 @@ impl V {
             V::Obj(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// The entries of an object by key (empty for anything else): lookups in constant time,
+/// since the objects of a hostile file can hold [`MAX_ENTRIES`] keys.
+pub(crate) struct Index<'v>(std::collections::HashMap<&'v str, &'v V>);
+
+impl<'v> Index<'v> {
+    pub(crate) fn of(v: &'v V) -> Self {
+        match v {
+            V::Obj(e) => Index(e.iter().map(|(k, v)| (k.as_str(), v)).collect()),
+            _ => Index(std::collections::HashMap::new()),
+        }
+    }
+
+    fn of_opt(v: Option<&'v V>) -> Self {
+        v.map_or_else(|| Index(std::collections::HashMap::new()), Index::of)
+    }
+
+    pub(crate) fn get(&self, k: &str) -> Option<&'v V> {
+        self.0.get(k).copied()
+    }
+}
+
+/// Most entries of one object or items of one list in either file, and most edits of
+/// one merge: runner configs hold tens; the bounds keep every step of a hostile merge
+/// (the editors look keys up linearly) far from quadratic blow-ups.
+pub(crate) const MAX_ENTRIES: usize = 10_000;
+pub(crate) const MAX_EDITS: usize = 1_000;
+
+/// The first object or list of `v` over [`MAX_ENTRIES`], by path.
+fn oversized(v: &V, path: &mut Vec<String>) -> Option<(String, usize)> {
+    let n = match v {
+        V::Obj(e) => e.len(),
+        V::Arr(a) => a.len(),
+        _ => return None,
+    };
+    if n > MAX_ENTRIES {
+        return Some((dotted(path), n));
+    }
+    match v {
+        V::Obj(e) => e.iter().find_map(|(k, v)| {
+            path.push(k.clone());
+            let found = oversized(v, path);
+            path.pop();
+            found
+        }),
+        V::Arr(a) => a.iter().find_map(|v| oversized(v, path)),
+        _ => None,
     }
 }
 
@@ -288,9 +342,9 @@ fn plan(rule: &FileRule, target: &V, fragment: &V, t: Side<'_>, f: Side<'_>) -> 
 
 fn entries_op(path: &[&str], target: &V, fragment: &V, t: Side<'_>, f: Side<'_>, ops: &mut Vec<Op>) -> Result<(), Diagnostic> {
     let Some(fo) = at(fragment, path, f, Some(true))? else { return Ok(()) };
-    let to = at(target, path, t, Some(true))?;
+    let to = Index::of_opt(at(target, path, t, Some(true))?);
     for (k, fv) in entries(Some(fo)) {
-        if to.and_then(|to| to.get(k)) != Some(fv) {
+        if to.get(k) != Some(fv) {
             ops.push(Op::Set(with(path, k), fv.clone()));
         }
     }
@@ -345,6 +399,7 @@ fn server_keys_op(
     let theirs: BTreeSet<&str> = entries(at(target, servers, t, Some(true))?).iter().map(|(k, _)| k.as_str()).collect();
     let fm = at(fragment, map, f, Some(true))?;
     let tm = at(target, map, t, Some(true))?;
+    let (fi, ti) = (Index::of_opt(fm), Index::of_opt(tm));
     // The server a key belongs to: the longest server name it starts with (then `_`).
     let owner = |key: &str| {
         ours.iter()
@@ -354,12 +409,12 @@ fn server_keys_op(
             .copied()
     };
     for (k, _) in entries(tm) {
-        if owner(k).is_some_and(|s| ours.contains(s)) && fm.and_then(|fm| fm.get(k)).is_none() {
+        if owner(k).is_some_and(|s| ours.contains(s)) && fi.get(k).is_none() {
             ops.push(Op::Remove(with(map, k)));
         }
     }
     for (k, fv) in entries(fm) {
-        if tm.and_then(|tm| tm.get(k)) != Some(fv) {
+        if ti.get(k) != Some(fv) {
             ops.push(Op::Set(with(map, k), fv.clone()));
         }
     }
@@ -377,11 +432,12 @@ fn fill(
     ops: &mut Vec<Op>,
     warnings: &mut Vec<Diagnostic>,
 ) {
+    let ti = Index::of_opt(t);
     for (k, fv) in entries(Some(f)) {
         path.push(k.clone());
         let covered = owned.iter().any(|o| path.len() >= o.len() && path.iter().zip(o.iter()).all(|(a, b)| a == b));
         let above = owned.iter().any(|o| o.len() > path.len() && path.iter().zip(o.iter()).all(|(a, b)| a == b));
-        let tv = t.and_then(|t| t.get(k));
+        let tv = ti.get(k);
         if covered {
         } else if above {
             if matches!(fv, V::Obj(_)) && matches!(tv, None | Some(V::Obj(_))) {
@@ -519,11 +575,20 @@ fn parse(syntax: Syntax, file: FileId, sources: &SourceMap) -> Result<V, Diagnos
     if src.text.trim().is_empty() {
         return Ok(V::Obj(Vec::new()));
     }
-    match syntax {
+    let v = match syntax {
         Syntax::Json | Syntax::Json5 => json::read(file, src, syntax),
         Syntax::Toml => toml::read(file, src),
         Syntax::Yaml => yaml::read(file, src),
+    }?;
+    if let Some((path, n)) = oversized(&v, &mut Vec::new()) {
+        return Err(Diagnostic::error(
+            codes::TOO_LARGE,
+            format!("`{path}` in `{}` holds {n} entries; the limit is {MAX_ENTRIES}", src.name),
+        )
+        .in_file(file)
+        .help("a runner config never holds this many; check that this is the right file"));
     }
+    Ok(v)
 }
 
 /// An error at a byte offset of a file.
@@ -604,6 +669,15 @@ fn run(req: &Request<'_>, sources: &mut SourceMap, warnings: &mut Vec<Diagnostic
     let target = parse(rule.syntax, tid, sources).map_err(|e| vec![e])?;
     let t = Side { file: tid, name: &tname };
     let planned = plan(rule, &target, &fragment, t, f)?;
+    if planned.ops.len() > MAX_EDITS {
+        return Err(vec![
+            Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("merging `{fname}` into `{tname}` would make {} edits; the limit is {MAX_EDITS}", planned.ops.len()),
+            )
+            .help("a runner config never needs this many; check that these are the right files"),
+        ]);
+    }
     warnings.extend(planned.warnings);
     let mode = if fragment_private { targ.mode & !0o077 } else { targ.mode };
     let redact = redactions([&target, &fragment]);

@@ -343,9 +343,10 @@ const RULES_TEXT: &str = r#"
   `*api_key*`, `cookie`, `credential`, …) and every value under `env`, `headers` or
   `http_headers` are shown as `${redacted}`, unless the value is a `${VAR}` reference.
   `--stdout` prints the merged file instead of writing it (unredacted: it is the file).
-- **Bounds.** FRAGMENT and TARGET are at most 8 MiB (`clawc::merge::too_large`) and nest
-  at most 64 levels (`clawc::merge::too_deep`); a key twice in one object is refused
-  (`clawc::merge::invalid_file`): a runner would read the last, merge the first.
+- **Bounds.** FRAGMENT and TARGET are at most 8 MiB, an object or list holds at most
+  10,000 entries and one merge makes at most 1,000 edits (`clawc::merge::too_large`);
+  they nest at most 64 levels (`clawc::merge::too_deep`); a key twice in one object is
+  refused (`clawc::merge::invalid_file`): a runner would read the last, merge the first.
 - **Exit codes.** 0 merged or up to date · 1 `--check` found a change · 2 invalid input
   or arguments · 3 reading or writing failed.
 "#;

@@ -415,6 +415,22 @@ fn oversize_and_deep_files_are_refused_without_a_crash() {
 }
 
 #[test]
+fn wide_files_are_bounded_and_merge_quickly() {
+    let c = Case::new();
+    let servers = |n: usize, url: &str| (0..n).map(|i| format!("\"s{i}\": {{\"url\": \"{url}\"}}")).collect::<Vec<_>>().join(",\n    ");
+    let f = c.fragment("home/.cursor/mcp.json", &format!("{{\"mcpServers\": {{\n    {}\n}}}}\n", servers(1_000, "new")));
+    let t = c.target("wide.json", &format!("{{\"mcpServers\": {{\n    {}\n}}}}\n", servers(10_000, "old")));
+    let start = std::time::Instant::now();
+    let out = merged_twice(&f, &t, &[]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(60), "{:?}", start.elapsed());
+    assert_eq!(out.matches("\"new\"").count(), 1_000);
+    let too_wide = c.target("too-wide.json", &format!("{{\"x\": [{}]}}", vec!["1"; 10_001].join(",")));
+    refused(&f, &too_wide, &[], "clawc::merge::too_large", 2);
+    let many = c.fragment("home/.cursor/mcp.json", &format!("{{\"mcpServers\": {{\n    {}\n}}}}\n", servers(1_001, "new")));
+    refused(&many, &c.target("few.json", "{}\n"), &[], "clawc::merge::too_large", 2);
+}
+
+#[test]
 fn symlinks_fifos_and_directories_are_refused() {
     let c = Case::new();
     let f = c.fragment("home/.codex/config.toml", CODEX_FRAGMENT);
