@@ -32,15 +32,23 @@ pub struct MergeArgs {
     #[arg(long, conflicts_with = "format")]
     stdout: bool,
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = MergeFormat::Human)]
+    format: MergeFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MergeFormat {
+    /// Diagnostics drawn on stderr; the --check diff and a summary line on stdout
+    Human,
+    /// One JSON object per line on stdout: each diagnostic, then {"summary": {"target", "status", "changes", "diff"}}
+    Json,
 }
 
 pub(super) fn run(args: MergeArgs) -> i32 {
     let req = Request { fragment: &args.fragment, target: &args.target, runner: args.runner.as_deref() };
     let merged = crate::merge::merge(&req);
     // With --stdout, stdout is the file: diagnostics go to stderr.
-    let format = if args.stdout { Format::Human } else { args.format };
+    let format = if args.stdout || args.format == MergeFormat::Human { Format::Human } else { Format::Json };
     super::print_diagnostics(&merged.diagnostics, &merged.sources, format);
     let Some(outcome) = merged.outcome else {
         return merged.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code.exit_code()).max().unwrap_or(2);

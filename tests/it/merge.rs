@@ -283,6 +283,22 @@ fn yaml_flow_parents_are_written_in_block_style() {
 }
 
 #[test]
+fn a_yaml_layout_that_cannot_be_spliced_is_rewritten_with_a_warning() {
+    let c = Case::new();
+    let f = c.fragment("home/.hermes/config.yaml", "mcp_servers:\n  api:\n    url: http://api/mcp\n");
+    let t = c.target(".hermes/config.yaml", "# one\n{model: x, mcp_servers: {api: {url: old, extra: 1}}} # two\n");
+    let run = merge(&f, &t, &["--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let d = run.assert_error("clawc::merge::comments_lost", "2 comment(s)");
+    assert_eq!(d["severity"], "warning");
+    assert_eq!(read(&t), "model: x\nmcp_servers:\n  api:\n    url: http://api/mcp\n");
+    // An alias into a replaced entry: the splice would break it, so the file is rewritten.
+    let t = c.target("alias.yaml", "mcp_servers:\n  api: &a\n    url: old\nbackup: *a\n");
+    assert_eq!(merge(&f, &t, &[]).code, 0);
+    assert_eq!(read(&t), "mcp_servers:\n  api:\n    url: http://api/mcp\nbackup:\n  url: old\n");
+}
+
+#[test]
 fn a_missing_target_is_created_with_the_fragments_bytes_and_mode() {
     let c = Case::new();
     let f = c.fragment("home/.codex/config.toml", CODEX_FRAGMENT);
