@@ -531,7 +531,14 @@ struct Read {
 
 fn read(path: &Path, name: &str, fragment: bool) -> Result<Read, Diagnostic> {
     let io = |e: std::io::Error| Diagnostic::error(codes::IO, format!("cannot read `{name}`: {e}")).help("check that the file is readable");
-    let contents = disk::read_regular(path, disk::MAX_INPUT_BYTES, name).map_err(io)?;
+    let tree = fragment.then(|| in_tree(path)).flatten();
+    let contents = match &tree {
+        // Inside a compiled tree, which is untrusted: no symlink on the way is followed.
+        Some((root, rel)) => disk::read(root, rel, disk::MAX_INPUT_BYTES),
+        None => disk::read_regular(path, disk::MAX_INPUT_BYTES, name),
+    }
+    .map_err(io)?;
+    let whole = |at: &str| tree.as_ref().is_none_or(|(_, rel)| rel == at);
     let bytes = match contents {
         Contents::Bytes(b) => Some(b),
         Contents::Missing if fragment => {
@@ -545,6 +552,13 @@ fn read(path: &Path, name: &str, fragment: bool) -> Result<Read, Diagnostic> {
                 format!("`{name}` is at least {n} bytes; the limit is {}", disk::MAX_INPUT_BYTES),
             )
             .help("a runner config is never this large; check that this is the right file"));
+        }
+        Contents::Foreign { kind, at } if !whole(&at) => {
+            return Err(Diagnostic::error(
+                codes::NOT_A_FILE,
+                format!("`{name}` is reached through `{}`, which is {}", crate::diag::printable(&at), kind.describe()),
+            )
+            .help("a compiled tree is untrusted: merge never follows a symlink in it; compile again into a real directory"));
         }
         Contents::Foreign { kind, .. } => {
             let help = if kind == disk::Kind::Symlink {
@@ -560,6 +574,16 @@ fn read(path: &Path, name: &str, fragment: bool) -> Result<Read, Diagnostic> {
         Err(_) => (0o644, (u32::MAX, u32::MAX)),
     };
     Ok(Read { bytes, mode, owner })
+}
+
+/// A fragment under a compiled tree's `runners/` directory, as (the directory holding
+/// `runners`, the path from there): read component by component without following links.
+fn in_tree(path: &Path) -> Option<(std::path::PathBuf, String)> {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    let i = parts.iter().rposition(|p| *p == "runners")?;
+    let root: std::path::PathBuf = parts[..i].iter().collect();
+    let rel = parts[i..].iter().map(|p| p.to_str()).collect::<Option<Vec<_>>>()?.join("/");
+    disk::is_safe_relative(&rel).then(|| (if root.as_os_str().is_empty() { ".".into() } else { root }, rel))
 }
 
 fn text(bytes: Vec<u8>, name: &str) -> Result<String, Diagnostic> {
@@ -780,7 +804,8 @@ pub(crate) fn diff(outcome: &Outcome, target: &str) -> String {
     let target = crate::diag::printable(target);
     let (a, b) = if target.starts_with('/') { (target.clone(), target) } else { (format!("a/{target}"), format!("b/{target}")) };
     let a = if outcome.old.is_some() { a } else { "/dev/null".to_string() };
-    let d = similar::TextDiff::from_lines(old.as_str(), new.as_str());
+    // Bounded: a hostile pair of 8 MiB files must not make the diff quadratic.
+    let d = similar::TextDiff::configure().timeout(std::time::Duration::from_secs(2)).diff_lines(old.as_str(), new.as_str());
     d.unified_diff().context_radius(3).header(&a, &b).to_string()
 }
 

@@ -336,8 +336,10 @@ const RULES_TEXT: &str = r#"
   fragment is readable by its owner only (clawc writes files holding inline tokens 0600),
   the result loses group and other permissions too. A new TARGET takes the fragment's
   mode. A symlink, directory, FIFO or device as FRAGMENT or TARGET is refused
-  (`clawc::merge::not_a_file`): merge into the file the link points to. (Directories on
-  the way to TARGET are the path you chose and are followed.)
+  (`clawc::merge::not_a_file`): merge into the file the link points to. A fragment
+  under a `runners/` directory is read without following any symlink from there on (the
+  compiled tree is untrusted); directories on the way to TARGET are the path you chose
+  and are followed.
 - **Checking.** `--check` writes nothing: exit 0 when TARGET is up to date, 1 and a
   unified diff when it would change (`clawc::merge::would_change`). In the diff, values
   of keys that look secret (`authorization`, `*token*`, `*secret*`, `*password*`,

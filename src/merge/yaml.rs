@@ -57,6 +57,11 @@ fn plain(text: &str) -> V {
         "true" | "True" | "TRUE" => V::Bool(true),
         "false" | "False" | "FALSE" => V::Bool(false),
         t if is_number(t) => V::Num(t.to_string()),
+        // A plain scalar a YAML 1.1 reader (Hermes is Python) may type (`yes`, `0777`,
+        // `12:30`, a date) is kept as written, so writing it again changes nothing.
+        t if scalar(t).starts_with('"') && !t.contains(['\n', '\r']) && !t.contains(": ") && !t.contains(" #") && !t.ends_with(':') => {
+            V::Num(t.to_string())
+        }
         t => V::Str(t.to_string()),
     }
 }
@@ -466,5 +471,9 @@ mod tests {
         }
         assert_eq!(scalar("http://x.y_z-1"), "http://x.y_z-1");
         assert_eq!(comments("a: '#x' # c\n# d\nb: c#d\n"), 2);
+        // What a YAML 1.1 reader types is written back as it was.
+        let v = doc("a: yes\nb: 0777\nc: 2001-12-14\n");
+        assert_eq!(v.get("a"), Some(&V::Num("yes".into())));
+        assert_eq!(document(&v), "a: yes\nb: 0777\nc: 2001-12-14\n");
     }
 }

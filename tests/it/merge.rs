@@ -467,6 +467,11 @@ fn symlinks_fifos_and_directories_are_refused() {
     std::fs::create_dir_all(flink.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&f, &flink).unwrap();
     refused(&flink, &real, &[], "clawc::merge::not_a_file", 2);
+    // A directory of the compiled tree that is a symlink is never followed either.
+    let elsewhere = c.write("elsewhere/home/.codex/config.toml", CODEX_FRAGMENT);
+    std::os::unix::fs::symlink(elsewhere.parent().unwrap().parent().unwrap().parent().unwrap(), c.path("out/runners/c")).unwrap();
+    let run = refused(&c.path("out/runners/c/home/.codex/config.toml"), &real, &[], "clawc::merge::not_a_file", 2);
+    assert!(run.stdout.contains("runners/c"), "{}", run.stdout);
 }
 
 #[test]
