@@ -946,4 +946,82 @@ mod tests {
         assert!(r.contains_key("Bearer sk-live") && r.contains_key("plain-value"));
         assert!(!r.contains_key("${TOKEN}") && !r.contains_key("visible"));
     }
+
+    /// Mutated targets (bytes deleted, inserted, duplicated) never panic: every one is
+    /// merged, or refused with a diagnostic; what is merged reads back as the merge.
+    #[test]
+    fn mutated_targets_never_panic() {
+        let cases: [(&str, &str, &str); 5] = [
+            (
+                "home/.codex/config.toml",
+                "# c\nmodel = \"o3\"\n[mcp_servers.api]\nurl = \"u\"\nenabled_tools = [\"a\", \"b\"]\n[x.y]\nz = { a = [1, 2.5, true] }\n",
+                "[mcp_servers.api]\nurl = \"v\"\n",
+            ),
+            (
+                "home/.claude.json",
+                "{\n  // c\n  \"a\": [1, {\"b\": null}],\n  \"mcpServers\": {\"api\": {\"url\": \"u\"}, \"m\": {}},\n}\n",
+                "{\"mcpServers\": {\"api\": {\"url\": \"v\"}}}",
+            ),
+            (
+                "home/.openclaw/openclaw.json",
+                "{\n  a: 'x', b: 0x1F, c: +1, d: .5,\n  mcp: {servers: {api: {url: 'u'}}},\n}\n",
+                "{\"mcp\": {\"servers\": {\"api\": {\"url\": \"v\"}}}}",
+            ),
+            (
+                "home/.hermes/config.yaml",
+                "# c\na: &x {b: 1}\nc: *x\nmcp_servers:\n  api:\n    url: u\n    l: [1, 2]\n  m:\n    - x\n    - y: z\n",
+                "mcp_servers:\n  api:\n    url: v\n",
+            ),
+            (
+                "home/.config/goose/config.yaml",
+                "extensions:\n  dev: {type: builtin}\n  api: |\n    text\n# end\n",
+                "extensions:\n  api:\n    uri: v\n",
+            ),
+        ];
+        let noise = b"{}[]\"',:#\n -=&*!|>.\\0x1a";
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, target, fragment) in cases {
+            let f = dir.path().join("runners/a").join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(&f, fragment).unwrap();
+            let t = dir.path().join("target");
+            for _ in 0..300 {
+                let mut bytes = target.as_bytes().to_vec();
+                for _ in 0..1 + next(3) {
+                    let at = next(bytes.len() + 1);
+                    match next(3) {
+                        0 if at < bytes.len() => {
+                            bytes.remove(at);
+                        }
+                        1 => bytes.insert(at, noise[next(noise.len())]),
+                        _ => {
+                            let end = (at + next(8)).min(bytes.len());
+                            let piece = bytes[at.min(end)..end].to_vec();
+                            bytes.splice(at..at, piece);
+                        }
+                    }
+                }
+                std::fs::write(&t, &bytes).unwrap();
+                let m = merge(&Request { fragment: &f, target: &t, runner: None });
+                if let Some(o) = m.outcome {
+                    assert!(m.diagnostics.iter().all(|d| !d.is_error()));
+                    std::fs::write(&t, &o.new).unwrap();
+                    let again = merge(&Request { fragment: &f, target: &t, runner: None });
+                    let o2 = again.outcome.unwrap_or_else(|| {
+                        panic!("{rel}: the merge of {:?} does not merge again: {:?}", String::from_utf8_lossy(&bytes), again.diagnostics)
+                    });
+                    assert_eq!(o2.new, o.new, "{rel}: not idempotent for {:?}", String::from_utf8_lossy(&bytes));
+                } else {
+                    assert!(m.diagnostics.iter().any(Diagnostic::is_error));
+                }
+            }
+        }
+    }
 }
