@@ -16,7 +16,6 @@ pub(crate) enum Role {
     /// The project (work tree) the runner is started in.
     Project,
     /// The runner's data directory.
-    #[allow(dead_code)]
     Data,
 }
 
@@ -172,7 +171,7 @@ pub(crate) const RULES: &[FileRule] = &[
     },
     FileRule {
         runner: Runner::MicroClaw,
-        role: Role::Home,
+        role: Role::Data,
         path: "mcp.d/clawc.json",
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["mcpServers"])],

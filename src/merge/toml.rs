@@ -86,8 +86,9 @@ fn renew(i: &mut Item) {
     };
     for t in tables {
         t.set_position(None);
-        if t.decor().prefix().and_then(|p| p.as_str()).is_none_or(str::is_empty) {
-            t.decor_mut().set_prefix("\n");
+        let prefix = t.decor().prefix().and_then(|p| p.as_str()).unwrap_or("").to_string();
+        if !prefix.starts_with('\n') {
+            t.decor_mut().set_prefix(format!("\n{prefix}"));
         }
         for (_, child) in t.iter_mut() {
             renew(child);
