@@ -13,6 +13,7 @@ mod harness;
 mod hostile;
 mod images;
 mod layers;
+mod merge;
 mod native;
 mod robustness;
 mod schemas;
