@@ -1,119 +1,21 @@
 //! What `clawc merge` owns in each runner file: one row per file a native runner
 //! projection writes. `docs/merge.md` is rendered from this table ([`markdown`]) and a test
-//! keeps the committed file in step; the runner projections (`src/runner/`) point here.
+//! keeps the committed file in step. The rows come from the runner table: each runner's
+//! files (`src/runner/<runner>.rs`) say their format and what clawc owns in them.
 //!
 //! A path is a list of object keys from the document root. What a row does not own is the
 //! user's: kept as it is, or, where the target lacks a key the fragment has, filled in
 //! from the fragment (see `docs/merge.md`).
 
-use crate::runner::Runner;
+pub(crate) use crate::runner::native::{Item, Own, Root, Syntax};
+use crate::runner::{RUNNERS, Runner};
+use std::sync::LazyLock;
 
-/// Which root a runner file is relative to (`<out>/runners/<agent-id>/<role>/<path>`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// The runner user's home directory.
-    Home,
-    /// The project (work tree) the runner is started in.
-    Project,
-    /// The runner's data directory.
-    Data,
-}
-
-impl Role {
-    pub(crate) fn dir(self) -> &'static str {
-        match self {
-            Role::Home => "home",
-            Role::Project => "project",
-            Role::Data => "data",
-        }
-    }
-}
-
-/// How a file is read and edited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Syntax {
-    /// JSON; comments and trailing commas (JSONC, as VS Code writes) are read and kept.
-    Json,
-    /// JSON5 (unquoted keys, single quotes, hex numbers, …), read and kept.
-    Json5,
-    /// TOML, edited with `toml_edit`.
-    Toml,
-    /// YAML, edited line by line (see `yaml.rs`).
-    Yaml,
-}
-
-impl Syntax {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Syntax::Json => "JSON (comments and trailing commas allowed)",
-            Syntax::Json5 => "JSON5",
-            Syntax::Toml => "TOML",
-            Syntax::Yaml => "YAML",
-        }
-    }
-}
-
-/// How the items of an owned list name the server they belong to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Item {
-    /// A Claude permission rule: `mcp__<server>` or `mcp__<server>__<tool…>`.
-    ClaudePermission,
-    /// The item is a server name.
-    ServerName,
-}
-
-/// One thing clawc owns in a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Own {
-    /// The entries of the object at this path: an entry the fragment has replaces the
-    /// target's entry of that name whole; the target's other entries are kept.
-    Entries(&'static [&'static str]),
-    /// A list whose items belong to servers: the target's items of the servers the
-    /// fragment names (in any list of this kind in the file) are removed, then the
-    /// fragment's items appended; the user's other items keep their order.
-    ServerItems(&'static [&'static str], Item),
-    /// A list merged as a set union: the target's items, then the fragment's that are new.
-    Union(&'static [&'static str]),
-    /// A value clawc sets when the fragment has it.
-    Scalar(&'static [&'static str]),
-    /// The entries of the object at `map` whose key is `<server>_…` for a server that the
-    /// fragment defines in the object at `servers` (the longest server name wins, so a
-    /// user's server `a_b` keeps `a_b_x` when clawc owns `a`).
-    ServerKeys { map: &'static [&'static str], servers: &'static [&'static str] },
-}
-
-impl Own {
-    pub(crate) fn path(self) -> &'static [&'static str] {
-        match self {
-            Own::Entries(p) | Own::ServerItems(p, _) | Own::Union(p) | Own::Scalar(p) | Own::ServerKeys { map: p, .. } => p,
-        }
-    }
-
-    fn describe(self) -> String {
-        let p = |p: &[&str]| if p.is_empty() { "the top level".to_string() } else { format!("`{}`", p.join(".")) };
-        match self {
-            Own::Entries([]) => "entries of the top level (each replaced whole)".to_string(),
-            Own::Entries(path) => format!("entries of {} (each replaced whole)", p(path)),
-            Own::ServerItems(path, Item::ClaudePermission) => {
-                format!("items of the list {} that are `mcp__<server>` or `mcp__<server>__…` for a server the fragment names", p(path))
-            }
-            Own::ServerItems(path, Item::ServerName) => {
-                format!("items of the list {} that name a server the fragment names", p(path))
-            }
-            Own::Union(path) => format!("the list {} (union: items added, none removed)", p(path)),
-            Own::Scalar(path) => format!("the value {} (set)", p(path)),
-            Own::ServerKeys { map, servers } => {
-                format!("entries of {} whose key is `<server>_…` for a server the fragment defines in {}", p(map), p(servers))
-            }
-        }
-    }
-}
-
-/// One runner file.
+/// One runner file: a row of a runner's `files` in `crate::runner::RUNNERS`.
 #[derive(Debug)]
 pub(crate) struct FileRule {
     pub(crate) runner: Runner,
-    pub(crate) role: Role,
+    pub(crate) role: Root,
     /// Relative to the role's root, `/`-separated.
     pub(crate) path: &'static str,
     pub(crate) syntax: Syntax,
@@ -127,133 +29,15 @@ impl FileRule {
     }
 }
 
-const SETTINGS_PERMISSIONS: [Own; 2] = [
-    Own::ServerItems(&["permissions", "allow"], Item::ClaudePermission),
-    Own::ServerItems(&["permissions", "deny"], Item::ClaudePermission),
-];
-
-/// Every runner file, in the order of `RUNNERS`.
-pub(crate) const RULES: &[FileRule] = &[
-    FileRule {
-        runner: Runner::OpenClaw,
-        role: Role::Home,
-        path: ".openclaw/openclaw.json",
-        syntax: Syntax::Json5,
-        owns: &[Own::Entries(&["mcp", "servers"])],
-    },
-    FileRule {
-        runner: Runner::Hermes,
-        role: Role::Home,
-        path: ".hermes/config.yaml",
-        syntax: Syntax::Yaml,
-        owns: &[Own::Entries(&["mcp_servers"])],
-    },
-    FileRule {
-        runner: Runner::Nanobot,
-        role: Role::Home,
-        path: ".nanobot/config.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["tools", "mcpServers"]), Own::Union(&["tools", "ssrfWhitelist"])],
-    },
-    FileRule {
-        runner: Runner::PicoClaw,
-        role: Role::Home,
-        path: ".picoclaw/config.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["tools", "mcp", "servers"]), Own::Scalar(&["tools", "mcp", "enabled"])],
-    },
-    FileRule {
-        runner: Runner::NullClaw,
-        role: Role::Home,
-        path: ".nullclaw/config.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcp_servers"])],
-    },
-    FileRule {
-        runner: Runner::MicroClaw,
-        role: Role::Data,
-        path: "mcp.d/clawc.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcpServers"])],
-    },
-    FileRule {
-        runner: Runner::NanoClaw,
-        role: Role::Project,
-        path: ".mcp.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcpServers"])],
-    },
-    FileRule {
-        runner: Runner::NanoClaw,
-        role: Role::Project,
-        path: ".claude/settings.json",
-        syntax: Syntax::Json,
-        owns: &[SETTINGS_PERMISSIONS[0], SETTINGS_PERMISSIONS[1], Own::ServerItems(&["enabledMcpjsonServers"], Item::ServerName)],
-    },
-    FileRule {
-        runner: Runner::ClaudeCode,
-        role: Role::Home,
-        path: ".claude.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcpServers"])],
-    },
-    FileRule {
-        runner: Runner::ClaudeCode,
-        role: Role::Home,
-        path: ".claude/settings.json",
-        syntax: Syntax::Json,
-        owns: &SETTINGS_PERMISSIONS,
-    },
-    FileRule {
-        runner: Runner::Codex,
-        role: Role::Home,
-        path: ".codex/config.toml",
-        syntax: Syntax::Toml,
-        owns: &[Own::Entries(&["mcp_servers"])],
-    },
-    FileRule {
-        runner: Runner::Gemini,
-        role: Role::Home,
-        path: ".gemini/settings.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcpServers"])],
-    },
-    FileRule {
-        runner: Runner::Gemini,
-        role: Role::Home,
-        path: ".gemini/trustedFolders.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&[])],
-    },
-    FileRule {
-        runner: Runner::OpenCode,
-        role: Role::Home,
-        path: ".config/opencode/opencode.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcp"]), Own::ServerKeys { map: &["tools"], servers: &["mcp"] }, Own::Scalar(&["$schema"])],
-    },
-    FileRule {
-        runner: Runner::Cursor,
-        role: Role::Home,
-        path: ".cursor/mcp.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcpServers"])],
-    },
-    FileRule {
-        runner: Runner::VsCode,
-        role: Role::Project,
-        path: ".vscode/mcp.json",
-        syntax: Syntax::Json,
-        owns: &[Own::Entries(&["servers"])],
-    },
-    FileRule {
-        runner: Runner::Goose,
-        role: Role::Home,
-        path: ".config/goose/config.yaml",
-        syntax: Syntax::Yaml,
-        owns: &[Own::Entries(&["extensions"])],
-    },
-];
+/// Every runner file, in the order of the runner table.
+pub(crate) static RULES: LazyLock<Vec<FileRule>> = LazyLock::new(|| {
+    RUNNERS
+        .iter()
+        .flat_map(|s| {
+            s.native.files.iter().map(|f| FileRule { runner: s.runner, role: f.root, path: f.path, syntax: f.syntax, owns: f.owns })
+        })
+        .collect()
+});
 
 /// Whether the `/`-separated components of `path` end with those of `suffix`.
 pub(crate) fn ends_with(path: &str, suffix: &str) -> bool {
@@ -276,15 +60,15 @@ pub(crate) fn matching<'a>(path: &str, rows: impl Iterator<Item = &'a FileRule> 
 pub fn markdown() -> String {
     let mut out = String::from(
         "# What `clawc merge` owns\n\n\
-         <!-- Generated from src/merge/rules.rs; do not edit. Regenerate with\n     \
+         <!-- Generated from the runner table (src/runner/, rendered by src/merge/rules.rs); do not edit. Regenerate with\n     \
          `UPDATE_GOLDEN=1 cargo test --test it merge_doc`. -->\n\n\
          `clawc merge FRAGMENT TARGET` merges a runner file that clawc wrote under\n\
          `<out>/runners/<agent-id>/<role>/<path>` into a file of yours. It changes only what\n\
          the table below says clawc owns in that file; see [the rules](#the-rules) after it.\n\n\
          | runner | file (role / path) | format | clawc owns |\n|---|---|---|---|\n",
     );
-    for r in RULES {
-        let owns: Vec<String> = r.owns.iter().map(|o| o.describe()).collect();
+    for r in RULES.iter() {
+        let owns: Vec<String> = r.owns.iter().map(|o| describe(*o)).collect();
         out.push_str(&format!(
             "| {} | {} / `{}` | {} | {} |\n",
             r.runner.spec().name,
@@ -296,6 +80,26 @@ pub fn markdown() -> String {
     }
     out.push_str(RULES_TEXT);
     out
+}
+
+/// What `own` makes clawc own, in words (for docs/merge.md).
+fn describe(own: Own) -> String {
+    let p = |p: &[&str]| if p.is_empty() { "the top level".to_string() } else { format!("`{}`", p.join(".")) };
+    match own {
+        Own::Entries([]) => "entries of the top level (each replaced whole)".to_string(),
+        Own::Entries(path) => format!("entries of {} (each replaced whole)", p(path)),
+        Own::ServerItems(path, Item::ClaudePermission) => {
+            format!("items of the list {} that are `mcp__<server>` or `mcp__<server>__…` for a server the fragment names", p(path))
+        }
+        Own::ServerItems(path, Item::ServerName) => {
+            format!("items of the list {} that name a server the fragment names", p(path))
+        }
+        Own::Union(path) => format!("the list {} (union: items added, none removed)", p(path)),
+        Own::Scalar(path) => format!("the value {} (set)", p(path)),
+        Own::ServerKeys { map, servers } => {
+            format!("entries of {} whose key is `<server>_…` for a server the fragment defines in {}", p(map), p(servers))
+        }
+    }
 }
 
 const RULES_TEXT: &str = r#"

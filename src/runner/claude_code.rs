@@ -3,8 +3,14 @@
 //! `permissions`. Claude Code has no hard filter and `allow` hides nothing: clawc allows
 //! the granted tools and denies every other tool the service declares.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Item, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::{Value, json};
+
+/// What clawc owns in a Claude settings file (also NanoClaw's).
+pub(super) const CLAUDE_PERMISSIONS: [Own; 2] = [
+    Own::ServerItems(&["permissions", "allow"], Item::ClaudePermission),
+    Own::ServerItems(&["permissions", "deny"], Item::ClaudePermission),
+];
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::CallGate,
@@ -13,8 +19,14 @@ pub(super) const NATIVE: Native = Native {
     workdir: "/workspace",
     data: "/root/.claude",
     files: &[
-        FileSpec { root: Root::Home, path: ".claude.json", role: "mcp-servers" },
-        FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions" },
+        FileSpec {
+            root: Root::Home,
+            path: ".claude.json",
+            role: "mcp-servers",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&["mcpServers"])],
+        },
+        FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions", syntax: Syntax::Json, owns: &CLAUDE_PERMISSIONS },
     ],
     model_name,
     name_extra: "-",

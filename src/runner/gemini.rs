@@ -3,7 +3,7 @@
 //! mode drops MCP tools that would need a confirmation nobody can give), and
 //! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -13,8 +13,20 @@ pub(super) const NATIVE: Native = Native {
     workdir: "/workspace",
     data: "/root/.gemini",
     files: &[
-        FileSpec { root: Root::Home, path: ".gemini/settings.json", role: "mcp-servers" },
-        FileSpec { root: Root::Home, path: ".gemini/trustedFolders.json", role: "folder-trust" },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/settings.json",
+            role: "mcp-servers",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&["mcpServers"])],
+        },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/trustedFolders.json",
+            role: "folder-trust",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&[])],
+        },
     ],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-."), sanitise(t, "-.")),
     name_extra: "-.",

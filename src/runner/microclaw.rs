@@ -3,7 +3,7 @@
 //! the operator's. `transport: streamable_http`, `endpoint`, `request_timeout_secs`. No
 //! per-tool filter (its `trust` tiers only rate risk).
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/claw-data",
     data: "/claw-data",
-    files: &[FileSpec { root: Root::Data, path: "mcp.d/clawc.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Data,
+        path: "mcp.d/clawc.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

@@ -4,7 +4,7 @@
 //! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
 //! cannot read a variable: a token is written only with `--secrets inline`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
 
 /// Docker's default address pools for Compose networks.
@@ -16,7 +16,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/root/.nanobot/workspace",
     data: "/root/.nanobot",
-    files: &[FileSpec { root: Root::Home, path: ".nanobot/config.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".nanobot/config.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["tools", "mcpServers"]), Own::Union(&["tools", "ssrfWhitelist"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

@@ -3,7 +3,7 @@
 //! Its `tool_filter_groups` choose what is offered per turn, not what may be called, so
 //! clawc treats it as having no filter.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/nullclaw-data",
     workdir: "/nullclaw-data",
     data: "/nullclaw-data/.nullclaw",
-    files: &[FileSpec { root: Root::Home, path: ".nullclaw/config.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".nullclaw/config.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

@@ -2,7 +2,7 @@
 //! "streamable-http"` written out (OpenClaw's default is SSE) and `toolFilter.include`,
 //! which also hides the utility tools it derives from resources and prompts.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -11,7 +11,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.openclaw",
-    files: &[FileSpec { root: Root::Home, path: ".openclaw/openclaw.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".openclaw/openclaw.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json5,
+        owns: &[Own::Entries(&["mcp", "servers"])],
+    }],
     model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

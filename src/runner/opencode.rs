@@ -2,7 +2,7 @@
 //! `oauth: false` so no OAuth probe) and the `tools` map over the wrapped names
 //! `<server>_<tool>`: the server's glob off, each granted tool on.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::{Map, Value, json};
 
 pub(super) const NATIVE: Native = Native {
@@ -11,7 +11,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.local/share/opencode",
-    files: &[FileSpec { root: Root::Home, path: ".config/opencode/opencode.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".config/opencode/opencode.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcp"]), Own::ServerKeys { map: &["tools"], servers: &["mcp"] }, Own::Scalar(&["$schema"])],
+    }],
     model_name: |s, t| format!("{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
