@@ -34,8 +34,12 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-"),
     verified: Verified::Driven { package: "@anthropic-ai/claude-code", version: "2.1.330" },
     render,
-    emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool)",
+    emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool, and the resource tools `ListMcpResourcesTool`, `ReadMcpResourceTool`, `ReadMcpResourceDirTool`)",
 };
+
+/// The tools Claude Code adds when a server has resources: they read any server's
+/// resources, which no grant gives, so they are denied.
+const RESOURCE_TOOLS: &[&str] = &["ListMcpResourcesTool", "ReadMcpResourceTool", "ReadMcpResourceDirTool"];
 
 fn model_name(s: &str, t: &str) -> String {
     format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-"))
@@ -53,5 +57,7 @@ pub(super) fn servers_and_permissions(servers: &[Server]) -> (Value, Value) {
     let names = |list: fn(&Server) -> &[String]| -> Vec<String> {
         servers.iter().flat_map(|s| list(s).iter().map(|t| model_name(&s.name, t))).collect()
     };
-    (map, json!({ "allow": names(|s| &s.granted), "deny": names(|s| &s.denied) }))
+    let mut deny = names(|s| &s.denied);
+    deny.extend(RESOURCE_TOOLS.iter().map(|t| (*t).to_string()));
+    (map, json!({ "allow": names(|s| &s.granted), "deny": deny }))
 }

@@ -1,7 +1,8 @@
 //! Gemini CLI: `~/.gemini/settings.json`, `mcpServers.<name>` with `httpUrl` (Streamable
 //! HTTP; `url` would mean SSE), `includeTools` (a hard allow-list), `trust: true` (headless
 //! mode drops MCP tools that would need a confirmation nobody can give), and
-//! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start.
+//! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start, and a
+//! policy denying the resource tools `includeTools` does not reach.
 
 use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
@@ -34,10 +35,14 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-."),
     verified: Verified::Driven { package: "@google/gemini-cli", version: "0.61.0" },
     render,
-    emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`",
+    emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`; `policies/clawc.toml` denying the resource tools `list_mcp_resources`, `read_mcp_resource`",
 };
+
+/// `includeTools` does not reach the tools Gemini adds when a server has resources
+/// (`list_mcp_resources`, `read_mcp_resource`): a policy rule denies them.
+const POLICY: &str = "# Written by clawc: Gemini's MCP resource tools read resources no grant gives.\n[[rule]]\ntoolName = [\"list_mcp_resources\", \"read_mcp_resource\"]\ndecision = \"deny\"\npriority = 900\n";
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
     let map = server_map(servers, |s| json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true }));
-    vec![json(&json!({ "mcpServers": map })), json(&json!({ "/": "TRUST_FOLDER" }))]
+    vec![json(&json!({ "mcpServers": map })), json(&json!({ "/": "TRUST_FOLDER" })), POLICY.as_bytes().to_vec()]
 }

@@ -2,7 +2,7 @@
 //! `type: streamableHttp` and `enabledTools` (without `*` it also skips resources and
 //! prompts). nanobot refuses private addresses, where a Compose network lives, unless
 //! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
-//! cannot read a variable: a token is written only with `--secrets inline`.
+//! expands `${VAR}` in its config (and refuses to start when VAR is unset).
 
 use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
 use serde_json::json;
@@ -12,7 +12,7 @@ pub(crate) const POD_NETWORKS: &[&str] = &["172.16.0.0/12", "192.168.0.0/16"];
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
-    secrets: Secrets::Literal,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: false },
     home: "/root",
     workdir: "/root/.nanobot/workspace",
     data: "/root/.nanobot",

@@ -24,7 +24,7 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-"),
     verified: Verified::Driven { package: "openclaw", version: "2026.9.6" },
     render,
-    emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `timeout` (s)",
+    emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `requestTimeoutMs`",
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
@@ -33,7 +33,7 @@ fn render(servers: &[Server]) -> Vec<Vec<u8>> {
             "url": s.url,
             "transport": "streamable-http",
             "toolFilter": { "include": s.granted },
-            "timeout": s.timeout_s(),
+            "requestTimeoutMs": s.timeout_ms,
         })
     });
     vec![json(&json!({ "mcp": { "servers": map } }))]

@@ -16,7 +16,12 @@ pub(super) const NATIVE: Native = Native {
         path: ".config/opencode/opencode.json",
         role: "mcp-servers",
         syntax: Syntax::Json,
-        owns: &[Own::Entries(&["mcp"]), Own::ServerKeys { map: &["tools"], servers: &["mcp"] }, Own::Scalar(&["$schema"])],
+        owns: &[
+            Own::Entries(&["mcp"]),
+            Own::ServerKeys { map: &["tools"], servers: &["mcp"] },
+            Own::Scalar(&["tools", "read"]),
+            Own::Scalar(&["$schema"]),
+        ],
     }],
     model_name: |s, t| format!("{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
@@ -24,7 +29,7 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-"),
     verified: Verified::Driven { package: "opencode-ai", version: "1.18.33" },
     render,
-    emits: "`mcp.<service>` (`type: remote`, `url`, `headers`, `oauth: false`, `timeout` ms); `tools`: `<service>_*: false` and `<service>_<tool>: true` per granted tool",
+    emits: "`mcp.<service>` (`type: remote`, `url`, `headers`, `oauth: false`, `timeout` ms); `tools`: `<service>_*: false` and `<service>_<tool>: true` per granted tool; `read: false` (hides the MCP resource tools, and OpenCode's file `read`)",
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
@@ -36,6 +41,10 @@ fn render(servers: &[Server]) -> Vec<Vec<u8>> {
             tools.insert(format!("{}_{t}", s.name), Value::Bool(true));
         }
     }
+    // OpenCode's MCP resource tools (`list_mcp_resources`, `list_mcp_resource_templates`,
+    // `read_mcp_resource`) sit under the `read` permission and only `read: false` hides
+    // them; it hides OpenCode's own file `read` tool too (docs/runners.md).
+    tools.insert("read".to_string(), Value::Bool(false));
     let doc = json!({ "$schema": "https://opencode.ai/config.json", "mcp": mcp, "tools": tools });
     vec![json(&doc)]
 }
