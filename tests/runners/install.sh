@@ -146,7 +146,10 @@ install_mcp_server_env() {
     "$dir/bin/python" -c 'from mcp.server.mcpserver import MCPServer' >>"$CACHE/logs/mcp.log" 2>&1
     echo "mcp $MCP_VER" >"$(stamp "$s")"
   fi
-  ln -sfn "$dir/bin/python" "$CACHE/bin/mcp-python"
+  # A wrapper, not a symlink: a venv's python finds its pyvenv.cfg from the path it was run by.
+  rm -f "$CACHE/bin/mcp-python"
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$dir/bin/python" >"$CACHE/bin/mcp-python"
+  chmod +x "$CACHE/bin/mcp-python"
 }
 
 one() {
