@@ -441,21 +441,28 @@ def probe_codex(spec, env, exe):
     raw["toolsError"] = srv.get("toolsError")
     raw["resources"] = srv.get("resources")
     raw["resourceTemplates"] = srv.get("resourceTemplates")
-    # The namespace the model sees the server's functions in.
+    # What the model is told: `codex debug prompt-input` (offline) prints the request input.
+    # Codex 0.169 defers MCP tools: the prompt lists "Deferred tool namespaces: - mcp__loop"
+    # and its `exec` tool reaches them as `tools.mcp__loop__alpha(...)` (normalized JS names).
     dbg = run(spec, env, [exe, "debug", "prompt-input", "hi"], name="codex-prompt-input")
-    namespaces = sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+", dbg["stdout"])))
-    raw["prompt_input_namespaces"] = namespaces
-    raw["prompt_input_mcp_lines"] = [l for l in dbg["stdout"].splitlines()
-                                     if "mcp" in l.lower()][:40]
+    text = dbg["stdout"].replace("\\n", "\n")
+    deferred = []
+    for block in re.findall(r"Deferred tool namespaces:\n((?:- [^\n\\\"]+\n?)+)", text):
+        deferred += [l[2:].strip() for l in block.splitlines() if l.startswith("- ")]
+    raw["prompt_input_deferred_namespaces"] = sorted(set(deferred))
+    raw["prompt_input_loop_names"] = sorted(set(re.findall(r"\bmcp__loop__\w+", text)))
     ns = f"mcp__{SERVICE}"
-    if namespaces and ns not in namespaces:
-        raw["note"] = f"namespace {ns} not in prompt-input: {namespaces}"
-    # Model-visible name: namespace + "__" + tool key (Codex shows a namespace mcp__loop
-    # holding functions alpha, beta; the pair is reported as mcp__loop__alpha).
-    names = [f"{ns}__{t}" for t in tools]
-    # Codex's own resource utility tools, when present in the model prompt.
-    names += [u for u in ("list_mcp_resources", "list_mcp_resource_templates",
-                          "read_mcp_resource") if u in dbg["stdout"]]
+    raw["model_visible_form"] = (f"namespace {ns} (deferred) holding tool keys {tools}; "
+                                 f"reported as {ns}__<tool>")
+    if ns not in deferred and not raw["prompt_input_loop_names"]:
+        raw["note"] = f"{ns} neither deferred nor listed in prompt-input"
+    # list_mcp_resources, list_mcp_resource_templates and read_mcp_resource are Codex
+    # built-ins: they are in the prompt even with no MCP server configured, so they are not
+    # counted as derived from this server (see README).
+    raw["codex_builtin_resource_tools"] = [u for u in ("list_mcp_resources",
+                                           "list_mcp_resource_templates", "read_mcp_resource")
+                                           if u in text]
+    names = sorted(set([f"{ns}__{t}" for t in tools] + raw["prompt_input_loop_names"]))
     return names, raw
 
 
