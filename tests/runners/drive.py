@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drive one real runner CLI offline and report the MCP tools it exposes to its model.
 
-    drive.py RUNNER AGENT_DIR EXPECT_FILE [--control] [--token SECRET] [--keep] [-v]
+    drive.py RUNNER AGENT_DIR EXPECT_FILE [--control] [--token SECRET] [--bare-server]
+             [--keep] [-v]
 
 RUNNER      codex | gemini | claude-code | opencode | openclaw | hermes | nanobot
 AGENT_DIR   what the compiler emitted for one agent: runner.json, home/ (copied into a fresh
@@ -11,6 +12,7 @@ EXPECT_FILE expected model-visible MCP tool names, one per line ('#' comments al
 --control   strip the tool filter from the copied config (test-only), to prove the harness
             would see a leak: the run is expected to FAIL with gamma and utility tools shown
 --token S   start the MCP server requiring "Authorization: Bearer S" and export LOOP_TOKEN=S
+--bare-server  the MCP server offers tools only (no resource, no prompt)
 --keep      keep the temp directory (printed) for inspection
 -v          print the runner's raw findings (JSON) and log tails
 
@@ -122,7 +124,14 @@ def yaml_edit(runner, path, code):
 def harness_setup(runner, home, harness):
     env, notes = {}, []
     if runner == "gemini":
-        env.update(GOOGLE_GEMINI_BASE_URL=LLM_URL, GEMINI_API_KEY="dummy")
+        # GOOGLE_GEMINI_BASE_URL alone makes gemini 0.61 pick auth type "gateway", which
+        # headless mode rejects ("Invalid auth method selected."): select the API-key auth
+        # in a separate system-defaults file (lowest precedence; ~/.gemini untouched).
+        p = os.path.join(harness, "gemini-system-defaults.json")
+        save_json(p, {"security": {"auth": {"selectedType": "gemini-api-key"}}})
+        env.update(GOOGLE_GEMINI_BASE_URL=LLM_URL, GEMINI_API_KEY="dummy",
+                   GEMINI_CLI_SYSTEM_DEFAULTS_PATH=p)
+        notes.append("auth type via GEMINI_CLI_SYSTEM_DEFAULTS_PATH=" + p)
     elif runner == "claude-code":
         env.update(ANTHROPIC_API_KEY="dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                    DISABLE_AUTOUPDATER="1")
@@ -214,7 +223,7 @@ def read_expect(path, agent_dir):
 
 
 def host_main(args):
-    opts = {"control": False, "token": None, "keep": False, "verbose": False}
+    opts = {"control": False, "token": None, "keep": False, "verbose": False, "bare": False}
     pos = []
     it = iter(args)
     for a in it:
@@ -222,6 +231,8 @@ def host_main(args):
             opts["control"] = True
         elif a == "--token":
             opts["token"] = next(it)
+        elif a == "--bare-server":
+            opts["bare"] = True
         elif a == "--keep":
             opts["keep"] = True
         elif a in ("-v", "--verbose"):
@@ -241,9 +252,12 @@ def host_main(args):
               file=sys.stderr)
         return 2
     expected = read_expect(expect_file, agent_dir)
-    tag = f"{runner}{' --control' if opts['control'] else ''}{' --token' if opts['token'] else ''}"
+    tag = runner + "".join(f" --{k}" for k in ("control", "token", "bare") if opts[k])
 
-    tmpbase = os.environ.get("CLAWC_RUNNER_TMP", "/var/tmp")
+    # Not under /tmp or /var/tmp: Gemini refuses a settings file below a world-writable
+    # directory, and /tmp is replaced by a private tmpfs inside the namespace.
+    tmpbase = os.environ.get("CLAWC_RUNNER_TMP", os.path.join(CACHE, "tmp"))
+    os.makedirs(tmpbase, mode=0o700, exist_ok=True)
     T = tempfile.mkdtemp(prefix=f"clawc-runner-{runner}-", dir=tmpbase)
     home, work = os.path.join(T, "home"), os.path.join(T, "work")
     harness, logs, tmp = (os.path.join(T, d) for d in ("harness", "logs", "tmp"))
@@ -262,7 +276,7 @@ def host_main(args):
     if opts["token"]:
         env["LOOP_TOKEN"] = opts["token"]
     spec = {"runner": runner, "T": T, "home": home, "work": work, "logs": logs, "tmp": tmp,
-            "env": env, "token": opts["token"]}
+            "env": env, "token": opts["token"], "bare": opts["bare"]}
     save_json(os.path.join(T, "spec.json"), spec)
 
     t0 = time.time()
@@ -585,6 +599,8 @@ def inner_main(spec_path):
                     TEST_ADDR, str(PORT), os.path.join(logs, "mcp.jsonl")]
         if spec.get("token"):
             mcp_argv += ["--token", spec["token"]]
+        if spec.get("bare"):
+            mcp_argv.append("--bare")
         servers = [
             subprocess.Popen(mcp_argv, stdout=open(os.path.join(logs, "mcp.stderr"), "wb"),
                              stderr=subprocess.STDOUT),

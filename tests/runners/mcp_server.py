@@ -1,12 +1,13 @@
 """Tiny Streamable HTTP MCP server for the runner harness (mcp==2.3.0).
 
-    mcp_server.py HOST PORT LOGFILE [--token SECRET]
+    mcp_server.py HOST PORT LOGFILE [--token SECRET] [--bare]
 
 Serves at http://HOST:PORT/mcp the tools alpha, beta and gamma, one resource and one prompt
 (so runners that turn resources/prompts into utility tools show them unless filtered).
 Every HTTP request is logged to LOGFILE as one JSON line: the JSON-RPC method(s), the
 User-Agent and whether the Authorization header matched. With --token, a request without
 `Authorization: Bearer SECRET` is refused with 401 (and logged with "auth": "missing"/"bad").
+With --bare, the server has the three tools only (no resource, no prompt).
 Runs with the cached venv: $CLAWC_RUNNER_CACHE/bin/mcp-python mcp_server.py ...
 """
 
@@ -39,16 +40,19 @@ def gamma(text: str = "") -> str:
     return "gamma:" + text
 
 
-@server.resource("loop://status")
 def status() -> str:
     """Loop status resource."""
     return "ok"
 
 
-@server.prompt()
 def greet(name: str = "world") -> str:
     """Greeting prompt."""
     return f"Say hello to {name}."
+
+
+def add_resource_and_prompt():
+    server.resource("loop://status")(status)
+    server.prompt()(greet)
 
 
 def logging_app(app, logfile, token):
@@ -109,6 +113,8 @@ def main(argv):
         sys.exit("usage: mcp_server.py HOST PORT LOGFILE [--token SECRET]")
     host, port, logfile = argv[0], int(argv[1]), argv[2]
     token = argv[argv.index("--token") + 1] if "--token" in argv else None
+    if "--bare" not in argv:
+        add_resource_and_prompt()
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
