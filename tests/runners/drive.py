@@ -45,6 +45,7 @@ PORT = 18765
 TEST_ADDR = "172.31.255.10"           # private address added to lo inside the namespace
 LLM_ADDR, LLM_PORT = "127.0.0.1", 18900
 LLM_URL = f"http://{LLM_ADDR}:{LLM_PORT}"
+DNS_ADDR = "127.0.0.53"               # the DNS sink (dns_sink.py)
 STEP_TIMEOUT = 90                     # every runner command
 OUTER_TIMEOUT = 300                   # the whole namespace run
 
@@ -134,6 +135,7 @@ def harness_setup(runner, home, harness):
         notes.append("auth type via GEMINI_CLI_SYSTEM_DEFAULTS_PATH=" + p)
     elif runner == "claude-code":
         env.update(ANTHROPIC_API_KEY="dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                   ANTHROPIC_BASE_URL=LLM_URL,
                    DISABLE_AUTOUPDATER="1")
     elif runner == "codex":
         env.update(CODEX_HOME=os.path.join(home, ".codex"))
@@ -212,6 +214,18 @@ def strip_filter(runner, home):
         for s in cfg.get("tools", {}).get("mcpServers", {}).values():
             s["enabledTools"] = ["*"]
         save_json(p, cfg)
+
+
+def compact(x, width=400):
+    """A copy of x with long strings and lists shortened, for -v output."""
+    if isinstance(x, dict):
+        return {k: compact(v, width) for k, v in x.items()}
+    if isinstance(x, list):
+        return [compact(v, width) for v in x[:40]] + ([f"... {len(x) - 40} more"]
+                                                      if len(x) > 40 else [])
+    if isinstance(x, str) and len(x) > width:
+        return x[:width] + f"... ({len(x)} chars)"
+    return x
 
 
 def read_expect(path, agent_dir):
@@ -318,7 +332,7 @@ def host_main(args):
                 print(f"  {mark} {n}")
             print("  (- expected but not shown, + shown but not expected)")
     if opts["verbose"] and result:
-        print(json.dumps({k: v for k, v in result.items()}, indent=1)[:20000])
+        print(json.dumps(compact(result), indent=1))
         print("rewritten:", rewritten, "notes:", notes)
     if opts["keep"] or (status == 2 and os.environ.get("CLAWC_RUNNER_KEEP_FAILED")):
         print(f"kept: {T}")
@@ -498,6 +512,7 @@ def probe_claude(spec, env, exe):
         p.send({"type": "control_request", "request_id": "i1",
                 "request": {"subtype": "initialize"}})
         p.wait_for(lambda m: m.get("type") == "control_response", deadline)
+        raw["secs_to_initialize"] = round(time.time() - deadline + STEP_TIMEOUT, 1)
         n = 0
         while True:
             n += 1
@@ -510,13 +525,17 @@ def probe_claude(spec, env, exe):
             st = [s for s in servers if s.get("name") == SERVICE]
             if st and st[0].get("status") != "pending":
                 break
+            if not st and n >= 4:  # no such server configured: go on with what there is
+                break
             time.sleep(0.5)
+        raw["secs_to_mcp_status"] = round(time.time() - deadline + STEP_TIMEOUT, 1)
         p.send({"type": "user", "message": {"role": "user", "content": "hi"}})
         init = p.wait_for(lambda m: m.get("type") == "system" and m.get("subtype") == "init",
                           deadline)
     finally:
         p.kill()
         raw["stdout_tail"] = p.lines[-5:]
+    raw["secs_to_init"] = round(time.time() - deadline + STEP_TIMEOUT, 1)
     raw["init_mcp_servers"] = init.get("mcp_servers")
     raw["init_tools"] = init.get("tools")
     return init.get("tools") or [], raw
@@ -595,6 +614,15 @@ def inner_main(spec_path):
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g,mode=1777", "tmpfs", "/tmp"],
                        check=True)
         logs = spec["logs"]
+        # Lookups go to a DNS sink on loopback that answers NXDOMAIN at once and logs names.
+        resolv = os.path.join(spec["T"], "harness", "resolv.conf")
+        with open(resolv, "w") as f:
+            f.write(f"nameserver {DNS_ADDR}\noptions timeout:1 attempts:1\n")
+        subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
+        dns = subprocess.Popen([sys.executable, os.path.join(HERE, "dns_sink.py"), DNS_ADDR,
+                                os.path.join(logs, "dns.jsonl")],
+                               stdout=open(os.path.join(logs, "dns.stderr"), "wb"),
+                               stderr=subprocess.STDOUT)
         mcp_argv = [os.path.join(CACHE, "bin", "mcp-python"), os.path.join(HERE, "mcp_server.py"),
                     TEST_ADDR, str(PORT), os.path.join(logs, "mcp.jsonl")]
         if spec.get("token"):
@@ -627,6 +655,12 @@ def inner_main(spec_path):
         result.update(names=sorted(set(names)), raw=raw, secs=round(time.time() - t0, 1))
     except Exception as e:  # reported by the host side
         result["error"] = f"{type(e).__name__}: {e}"
+    try:
+        dlog = os.path.join(spec["logs"], "dns.jsonl")
+        result["dns_lookups"] = sorted({json.loads(l)["name"] for l in open(dlog)}) \
+            if os.path.exists(dlog) else []
+    except Exception as e:
+        result["dns_log_error"] = str(e)
     try:
         mlog = os.path.join(spec["logs"], "mcp.jsonl")
         entries = [json.loads(l) for l in open(mlog)] if os.path.exists(mlog) else []
