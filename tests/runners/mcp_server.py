@@ -7,7 +7,8 @@ Serves at http://HOST:PORT/mcp the tools alpha, beta and gamma, one resource and
 Every HTTP request is logged to LOGFILE as one JSON line: the JSON-RPC method(s), the
 User-Agent and whether the Authorization header matched. With --token, a request without
 `Authorization: Bearer SECRET` is refused with 401 (and logged with "auth": "missing"/"bad").
-With --bare, the server has the three tools only (no resource, no prompt).
+With --bare, the server has the three tools only and advertises no resources/prompts
+capability.
 Runs with the cached venv: $CLAWC_RUNNER_CACHE/bin/mcp-python mcp_server.py ...
 """
 
@@ -115,6 +116,12 @@ def main(argv):
     token = argv[argv.index("--token") + 1] if "--token" in argv else None
     if "--bare" not in argv:
         add_resource_and_prompt()
+    else:
+        # MCPServer registers resource/prompt handlers, and so advertises those capabilities,
+        # even with none defined: drop the handlers so the server offers tools only.
+        handlers = server._lowlevel_server._request_handlers
+        for m in [m for m in handlers if m.startswith(("resources/", "prompts/"))]:
+            del handlers[m]
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
