@@ -12,6 +12,8 @@ EXPECT_FILE expected model-visible MCP tool names, one per line ('#' comments al
 --control   strip the tool filter from the copied config (test-only), to prove the harness
             would see a leak: the run is expected to FAIL with gamma and utility tools shown
 --token S   start the MCP server requiring "Authorization: Bearer S" and export LOOP_TOKEN=S
+--loop-token-env V  set LOOP_TOKEN=V instead of the --token secret ("" leaves it unset):
+            a negative check that the header really comes from the environment
 --bare-server  the MCP server offers tools only (no resource, no prompt)
 --keep      keep the temp directory (printed) for inspection
 -v          print the runner's raw findings (JSON) and log tails
@@ -237,7 +239,8 @@ def read_expect(path, agent_dir):
 
 
 def host_main(args):
-    opts = {"control": False, "token": None, "keep": False, "verbose": False, "bare": False}
+    opts = {"control": False, "token": None, "keep": False, "verbose": False, "bare": False,
+            "token_env": None}
     pos = []
     it = iter(args)
     for a in it:
@@ -245,6 +248,8 @@ def host_main(args):
             opts["control"] = True
         elif a == "--token":
             opts["token"] = next(it)
+        elif a == "--loop-token-env":
+            opts["token_env"] = next(it)
         elif a == "--bare-server":
             opts["bare"] = True
         elif a == "--keep":
@@ -289,6 +294,10 @@ def host_main(args):
         notes.append("control: tool filter stripped")
     if opts["token"]:
         env["LOOP_TOKEN"] = opts["token"]
+    if opts["token_env"] is not None:
+        env.pop("LOOP_TOKEN", None)
+        if opts["token_env"]:
+            env["LOOP_TOKEN"] = opts["token_env"]
     spec = {"runner": runner, "T": T, "home": home, "work": work, "logs": logs, "tmp": tmp,
             "env": env, "token": opts["token"], "bare": opts["bare"]}
     save_json(os.path.join(T, "spec.json"), spec)
@@ -666,6 +675,7 @@ def inner_main(spec_path):
         entries = [json.loads(l) for l in open(mlog)] if os.path.exists(mlog) else []
         result["mcp_methods"] = [m for e in entries for m in e["methods"]]
         result["mcp_auth"] = sorted({e["auth"] for e in entries})
+        result["mcp_auth_headers"] = sorted({str(e.get("auth_header")) for e in entries})
         result["mcp_user_agents"] = sorted({e["ua"] for e in entries})
     except Exception as e:
         result["mcp_log_error"] = str(e)
