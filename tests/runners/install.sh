@@ -13,6 +13,10 @@
 # Idempotent: a runner whose stamp exists is not touched, so a warm run takes seconds.
 set -euo pipefail
 
+# The whole script is one function, read before it runs: editing this file while an install
+# is under way cannot change what that install does.
+main() {
+
 CACHE=${CLAWC_RUNNER_CACHE:-/var/cache/clawc-runners}
 PY=${CLAWC_RUNNER_PYTHON:-python3}
 
@@ -194,4 +198,8 @@ done
 printf '  %-12s %-28s %s\n' mcp-server "mcp@$MCP_VER" "$CACHE/bin/mcp-python"
 [ -d "$NODE24_BIN" ] && printf '  %-12s %-28s %s\n' node24 "$("$NODE24_BIN/node" --version)" "$NODE24_BIN"
 echo "install took $(( $(date +%s) - t0 )) s"
-exit $fail
+return $fail
+}
+
+main "$@"
+exit $?
