@@ -277,6 +277,15 @@ def host_main(args):
     # directory, and /tmp is replaced by a private tmpfs inside the namespace.
     tmpbase = os.environ.get("CLAWC_RUNNER_TMP", os.path.join(CACHE, "tmp"))
     os.makedirs(tmpbase, mode=0o700, exist_ok=True)
+    if runner == "gemini":
+        d = os.path.realpath(tmpbase)
+        while d != "/":
+            d = os.path.dirname(d)
+            if os.stat(d).st_mode & 0o022:
+                print(f"drive: {tmpbase} lies below {d}, which is group/world-writable; Gemini "
+                      "ignores settings files there: set CLAWC_RUNNER_TMP (or "
+                      "CLAWC_RUNNER_CACHE) elsewhere", file=sys.stderr)
+                return 2
     T = tempfile.mkdtemp(prefix=f"clawc-runner-{runner}-", dir=tmpbase)
     home, work = os.path.join(T, "home"), os.path.join(T, "work")
     harness, logs, tmp = (os.path.join(T, d) for d in ("harness", "logs", "tmp"))
@@ -613,6 +622,27 @@ def wait_port(host, port, secs):
     return False
 
 
+def private_tmp(keep):
+    """Mount a tmpfs on /tmp; paths in `keep` that lie under the old /tmp (a cache, the temp
+    dir or the harness itself under /tmp) are bound back from the old /tmp, reached through
+    a directory fd opened before the overmount."""
+    keep = sorted({os.path.realpath(p) for p in keep})
+    under = [p for p in keep if p.startswith("/tmp/")]
+    under = [p for p in under if not any(p.startswith(q + "/") for q in under)]
+    fd = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY) if under else None
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g,mode=1777", "tmpfs", "/tmp"],
+                   check=True)
+    for p in under:
+        os.makedirs(p, exist_ok=True)
+        # --no-canonicalize: mount(8) would otherwise resolve the fd link to the path "/tmp"
+        # and bind the new, empty directory onto itself.
+        subprocess.run(["mount", "--no-canonicalize", "--bind",
+                        f"/proc/self/fd/{fd}/{os.path.relpath(p, '/tmp')}", p],
+                       pass_fds=(fd,), check=True)
+    if fd is not None:
+        os.close(fd)
+
+
 def inner_main(spec_path):
     spec = load_json(spec_path)
     result = {"runner": spec["runner"]}
@@ -620,8 +650,7 @@ def inner_main(spec_path):
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         subprocess.run(["ip", "addr", "add", f"{TEST_ADDR}/32", "dev", "lo"], check=True)
         # A private /tmp for runners that ignore TMPDIR (OpenClaw, OpenCode, Claude).
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g,mode=1777", "tmpfs", "/tmp"],
-                       check=True)
+        private_tmp([CACHE, spec["T"], HERE])
         logs = spec["logs"]
         # Lookups go to a DNS sink on loopback that answers NXDOMAIN at once and logs names.
         resolv = os.path.join(spec["T"], "harness", "resolv.conf")
@@ -664,6 +693,7 @@ def inner_main(spec_path):
         result.update(names=sorted(set(names)), raw=raw, secs=round(time.time() - t0, 1))
     except Exception as e:  # reported by the host side
         result["error"] = f"{type(e).__name__}: {e}"
+        print("inner:", result["error"], flush=True)  # also in logs/inner.log
     try:
         dlog = os.path.join(spec["logs"], "dns.jsonl")
         result["dns_lookups"] = sorted({json.loads(l)["name"] for l in open(dlog)}) \
