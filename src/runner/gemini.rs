@@ -28,6 +28,13 @@ pub(super) const NATIVE: Native = Native {
             syntax: Syntax::Json,
             owns: &[Own::Entries(&[])],
         },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/policies/clawc.toml",
+            role: "policy",
+            syntax: Syntax::Toml,
+            owns: &[Own::Entries(&[])],
+        },
     ],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-."), sanitise(t, "-.")),
     name_extra: "-.",

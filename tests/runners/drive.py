@@ -164,15 +164,25 @@ def harness_setup(runner, home, harness):
                    CUSTOM_BASE_URL=LLM_URL + "/v1", OPENAI_API_KEY="dummy")
     elif runner == "nanobot":
         # nanobot validates config.json with model_validate, which ignores NANOBOT_* env vars
-        # once a file exists, so the provider is deep-merged into the copied file (harness
-        # overlay, model provider ONLY; `clawc merge` will do this later).
+        # once a file exists, so the model provider must be in the file: it is the user's
+        # own config, and the emitted file is merged into it with `clawc merge` (as a user
+        # would) when $CLAWC names the binary, else deep-merged here.
         p = os.path.join(home, ".nanobot", "config.json")
-        cfg = load_json(p) if os.path.exists(p) else {}
-        deep_merge(cfg, {"agents": {"defaults": {"model": "fake-model", "provider": "custom"}},
-                         "providers": {"custom": {"apiBase": LLM_URL + "/v1",
-                                                  "apiKey": "dummy"}}})
-        save_json(p, cfg)
-        notes.append("provider deep-merged into ~/.nanobot/config.json")
+        provider = {"agents": {"defaults": {"model": "fake-model", "provider": "custom"}},
+                    "providers": {"custom": {"apiBase": LLM_URL + "/v1", "apiKey": "dummy"}}}
+        clawc = os.environ.get("CLAWC")
+        if clawc and os.path.exists(p):
+            frag = os.path.join(harness, "fragment", "home", ".nanobot", "config.json")
+            os.makedirs(os.path.dirname(frag))
+            shutil.move(p, frag)
+            save_json(p, provider)
+            subprocess.run([clawc, "merge", frag, p], check=True, stdout=subprocess.DEVNULL)
+            notes.append("emitted config merged into the user's (provider) with clawc merge")
+        else:
+            cfg = load_json(p) if os.path.exists(p) else {}
+            deep_merge(cfg, provider)
+            save_json(p, cfg)
+            notes.append("provider deep-merged into ~/.nanobot/config.json")
     return env, notes
 
 

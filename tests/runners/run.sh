@@ -5,7 +5,7 @@
 #   tests/runners/run.sh OUT_DIR
 #
 # OUT_DIR is the compiler's output: OUT_DIR/runners/<agent>/runner.json (+ home/, project/).
-# A directory whose children are agent dirs directly (tests/runners/fixtures) works too.
+# A directory whose children are agent dirs directly works too.
 # For each runner.json, "runner" picks the runner and "tools"[].name is the expected list.
 #
 # Environment:
@@ -14,8 +14,11 @@
 #                                filter is stripped and the run must FAIL showing gamma, so
 #                                the suite proves it can catch a leak (default: codex;
 #                                "none" to skip)
-#   RUNNERS_TOKEN_DIR=DIR        also run DIR's agents with the MCP server requiring a bearer
-#                                token (drive.py --token), e.g. tests/runners/fixtures-auth
+#   RUNNERS_TOKEN=S              the MCP server requires `Authorization: Bearer S` and every
+#                                runner gets LOOP_TOKEN=S (drive.py --token): the emitted
+#                                references to the variable must work
+#   CLAWC=PATH                   the clawc binary; nanobot's test-only model provider is then
+#                                merged into its config with `clawc merge`
 #   CI=true                      a runner that is not installed is a failure, not a skip
 #   CLAWC_RUNNER_CACHE           where install.sh put the runners (/var/cache/clawc-runners)
 set -uo pipefail
@@ -26,7 +29,7 @@ CACHE=${CLAWC_RUNNER_CACHE:-/var/cache/clawc-runners}
 ALL="codex gemini claude-code opencode openclaw hermes nanobot"
 RUNNERS=${RUNNERS:-$ALL}
 CONTROL=${RUNNERS_CONTROL:-codex}
-TOKEN_DIR=${RUNNERS_TOKEN_DIR:-}
+TOKEN=${RUNNERS_TOKEN:-}
 CI=${CI:-false}
 
 work=$(mktemp -d)
@@ -101,23 +104,16 @@ for r in $RUNNERS; do
     IFS=$'\t' read -r runner dir expect <<<"$line"
     [ "$runner" = "$r" ] || continue
     found=1
-    drive filtered "$runner" "$dir" "$expect"
+    token=()
+    [ -z "$TOKEN" ] || token=(--token "$TOKEN")
+    drive filtered "$runner" "$dir" "$expect" "${token[@]}"
     if [[ " $CONTROL " == *" $runner "* ]] && [ -z "${controlled[$runner]:-}" ]; then
       controlled[$runner]=1
-      drive control "$runner" "$dir" "$expect" --control
+      drive control "$runner" "$dir" "$expect" --control "${token[@]}"
     fi
   done
   [ $found = 1 ] || echo "(no agent for runner $r in $OUT)"
 done
-if [ -n "$TOKEN_DIR" ]; then
-  mapfile -t tlist < <(agents "$TOKEN_DIR")
-  for r in $RUNNERS; do
-    for line in "${tlist[@]}"; do
-      IFS=$'\t' read -r runner dir expect <<<"$line"
-      [ "$runner" = "$r" ] && drive token "$runner" "$dir" "$expect" --token s3cret
-    done
-  done
-fi
 
 echo
 echo "== runner harness summary ($OUT, $((SECONDS - t_all)) s)"
