@@ -365,8 +365,11 @@ fn list_op(
     if fl.is_none() && tl.is_none() {
         return Ok(());
     }
-    let mut new: Vec<V> = items(tl).iter().filter(|i| !owned(i)).cloned().collect();
-    for i in items(fl) {
+    // The fragment's items go last in the fragment's order (and the target's copies of
+    // them are dropped), so a second merge finds the list as the first left it.
+    let ours = items(fl);
+    let mut new: Vec<V> = items(tl).iter().filter(|i| !owned(i) && !ours.contains(i)).cloned().collect();
+    for i in ours {
         if !new.contains(i) {
             new.push(i.clone());
         }

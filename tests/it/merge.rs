@@ -485,3 +485,32 @@ fn merge_doc_is_current() {
     let got = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(got == want, "docs/merge.md is stale: run `UPDATE_GOLDEN=1 cargo test --test it merge_doc` and review the diff");
 }
+
+/// Every file the native golden case compiles merges into a user's file holding foreign
+/// keys and list items, and a second merge changes no byte (list items the fragment has
+/// that belong to no server, such as Claude's resource tools, included).
+#[test]
+fn every_compiled_runner_file_merges_idempotently_into_a_users_file() {
+    let runners = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/native-runners/expected/out/runners");
+    let dir = tempfile::tempdir().unwrap();
+    let mut merged = 0;
+    for (rel, _) in super::harness::tree(&runners) {
+        if rel.ends_with("runner.json") {
+            continue;
+        }
+        let fragment = runners.join(&rel);
+        let target = dir.path().join(rel.replace('/', "_"));
+        let foreign = if rel.ends_with(".toml") {
+            "# mine\nforeign = 1\n"
+        } else if rel.ends_with(".yaml") {
+            "# mine\nforeign: 1\n"
+        } else {
+            "{\"foreign\": 1, \"permissions\": {\"deny\": [\"WebFetch\", \"ListMcpResourcesTool\"]}}"
+        };
+        std::fs::write(&target, foreign).unwrap();
+        let out = merged_twice(&fragment, &target, &[]);
+        assert!(out.contains("foreign"), "{rel}: the user's key was lost:\n{out}");
+        merged += 1;
+    }
+    assert_eq!(merged, 18, "every runner file of the 14 runners");
+}
