@@ -33,6 +33,7 @@ pub(crate) mod grant;
 pub(crate) mod image;
 pub(crate) mod inspect;
 pub(crate) mod lock;
+pub mod merge;
 pub(crate) mod origin;
 pub mod output;
 pub(crate) mod pod;

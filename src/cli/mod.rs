@@ -6,6 +6,7 @@ mod compile;
 mod describe;
 mod explain;
 mod inputs;
+mod merge;
 mod report;
 mod who_can;
 
@@ -30,6 +31,8 @@ pub enum Command {
     WhoCan(who_can::WhoCanArgs),
     /// Access reports: the agents × tools matrix
     Report(report::ReportArgs),
+    /// Merge a runner file clawc wrote into your own (your keys, comments and other servers kept; docs/merge.md)
+    Merge(merge::MergeArgs),
     /// The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)
     Compat(compat::CompatArgs),
     /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
@@ -73,6 +76,7 @@ pub fn run() -> i32 {
         Command::Explain(args) => explain::run(args),
         Command::WhoCan(args) => who_can::run(args),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Compat(args) => compat::run(args),
         Command::ExplainCode { code } => explain_code(&code),
     }

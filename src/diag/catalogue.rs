@@ -26,12 +26,13 @@ pub enum Pass {
     Secrets,
     Output,
     Access,
+    Merge,
     Compat,
 }
 
 impl Pass {
     /// In the order the driver runs them (the order of `docs/diagnostics.md`).
-    pub const ALL: [Pass; 14] = [
+    pub const ALL: [Pass; 15] = [
         Pass::Parse,
         Pass::Env,
         Pass::Pod,
@@ -45,6 +46,7 @@ impl Pass {
         Pass::Secrets,
         Pass::Output,
         Pass::Access,
+        Pass::Merge,
         Pass::Compat,
     ];
 
@@ -63,6 +65,7 @@ impl Pass {
             Pass::Secrets => "secrets",
             Pass::Output => "output",
             Pass::Access => "access",
+            Pass::Merge => "merge",
             Pass::Compat => "compat",
         }
     }
@@ -82,6 +85,7 @@ impl Pass {
             Pass::Secrets => "Keeping token values out of what is written or committed.",
             Pass::Output => "Writing (and, with `--check`, reading) the output directory.",
             Pass::Access => "The arguments of `clawc explain` and `clawc who-can`.",
+            Pass::Merge => "`clawc merge FRAGMENT TARGET`: merging a runner file clawc wrote into yours (see [merge.md](merge.md)).",
             Pass::Compat => {
                 "`clawc compat OLD NEW`: the sources, pods and accept file it reads (its findings are rules, see [compat-rules.md](compat-rules.md))."
             }
@@ -540,6 +544,50 @@ catalogue! {
             "`explain` or `who-can` names a tool or tool service the pod does not have."
             "\"trading-api.excute_trade\" is not a tool of this pod";
     }
+
+    /// `crate::merge::codes`.
+    mod merge {
+        UNKNOWN_FILE = "clawc::merge::unknown_file" (Merge, Error, Input)
+            "The fragment's path ends with no runner file clawc writes (or with one that several runners write) and `--runner` does not decide; the message lists the files."
+            "`out/x.json` is not a runner file clawc writes; pass --runner NAME";
+        UNKNOWN_RUNNER = "clawc::merge::unknown_runner" (Merge, Error, Input)
+            "`--runner` names no runner clawc knows."
+            "--runner codx";
+        NOT_A_FILE = "clawc::merge::not_a_file" (Merge, Error, Input)
+            "FRAGMENT or TARGET is a symlink, directory, FIFO, socket or device; merge reads and replaces regular files only."
+            "`~/.codex/config.toml` is a symlink; merge into the file it points to";
+        MISSING = "clawc::merge::missing_fragment" (Merge, Error, Input)
+            "FRAGMENT does not exist."
+            "`runners/a/home/.codex/config.toml` does not exist";
+        TOO_LARGE = "clawc::merge::too_large" (Merge, Error, Input)
+            "FRAGMENT or TARGET is over 8 MiB, an object or list in it holds over 10,000 entries, or the merge would make over 1,000 edits."
+            "`config.toml` is at least 8388609 bytes; the limit is 8388608";
+        INVALID = "clawc::merge::invalid_file" (Merge, Error, Input)
+            "FRAGMENT or TARGET is not UTF-8 text in its format (JSON, JSON5, TOML, YAML), or an object holds a key twice."
+            "`config.toml` is not valid TOML: invalid table header";
+        TOO_DEEP = "clawc::merge::too_deep" (Merge, Error, Input)
+            "FRAGMENT or TARGET nests deeper than 64 levels."
+            "`settings.json` nests deeper than 64 levels";
+        TYPE_CONFLICT = "clawc::merge::type_conflict" (Merge, Error, Input)
+            "A value clawc owns, or one on the way to it, has another type in one file than merge needs (e.g. `mcpServers` is a list)."
+            "`mcpServers` in `~/.claude.json` is a list, not an object";
+        CANNOT_EDIT = "clawc::merge::cannot_edit" (Merge, Error, Input)
+            "The edited text would not read back as the merged document (a layout merge cannot edit in place); nothing is written."
+            "the merged `config.toml` would not read back as the merge";
+        KEPT = "clawc::merge::kept_value" (Merge, Warning, Input)
+            "The fragment has a key clawc does not own with another value than TARGET; TARGET's is kept (the value is not shown)."
+            "kept your value of `mcp.timeout` (the fragment has another)";
+        COMMENTS_LOST = "clawc::merge::comments_lost" (Merge, Warning, Input)
+            "A YAML layout line editing cannot change was written again in block style, and the comments in it are lost."
+            "3 comments of `config.yaml` are lost: `mcp_servers` is a flow mapping";
+        WOULD_CHANGE = "clawc::merge::would_change" (Merge, Error, Check)
+            "`--check`: merging would change TARGET (the diff is printed)."
+            "`~/.codex/config.toml` would change";
+        IO = "clawc::merge::io" (Merge, Error, Environment)
+            "FRAGMENT or TARGET could not be read, or TARGET could not be written."
+            "cannot write `~/.codex/config.toml`: Permission denied";
+    }
+
     /// `crate::compat::codes`.
     mod compat {
         BAD_SOURCE = "clawc::compat::bad_source" (Compat, Error, Input)

@@ -3,8 +3,14 @@
 //! `permissions`. Claude Code has no hard filter and `allow` hides nothing: clawc allows
 //! the granted tools and denies every other tool the service declares.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, Value, json};
+use super::native::{FileSpec, Filter, Item, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::{Value, json};
+
+/// What clawc owns in a Claude settings file (also NanoClaw's).
+pub(super) const CLAUDE_PERMISSIONS: [Own; 2] = [
+    Own::ServerItems(&["permissions", "allow"], Item::ClaudePermission),
+    Own::ServerItems(&["permissions", "deny"], Item::ClaudePermission),
+];
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::CallGate,
@@ -13,8 +19,14 @@ pub(super) const NATIVE: Native = Native {
     workdir: "/workspace",
     data: "/root/.claude",
     files: &[
-        FileSpec { root: Root::Home, path: ".claude.json", role: "mcp-servers" },
-        FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions" },
+        FileSpec {
+            root: Root::Home,
+            path: ".claude.json",
+            role: "mcp-servers",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&["mcpServers"])],
+        },
+        FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions", syntax: Syntax::Json, owns: &CLAUDE_PERMISSIONS },
     ],
     model_name,
     name_extra: "-",
@@ -22,8 +34,12 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-"),
     verified: Verified::Driven { package: "@anthropic-ai/claude-code", version: "2.1.330" },
     render,
-    emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool)",
+    emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool, and the resource tools `ListMcpResourcesTool`, `ReadMcpResourceTool`, `ReadMcpResourceDirTool`)",
 };
+
+/// The tools Claude Code adds when a server has resources: they read any server's
+/// resources, which no grant gives, so they are denied.
+const RESOURCE_TOOLS: &[&str] = &["ListMcpResourcesTool", "ReadMcpResourceTool", "ReadMcpResourceDirTool"];
 
 fn model_name(s: &str, t: &str) -> String {
     format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-"))
@@ -37,16 +53,11 @@ fn render(servers: &[Server]) -> Vec<Vec<u8>> {
 /// The `mcpServers` map and the `permissions` object (shared with NanoClaw, which runs
 /// the Claude Agent SDK).
 pub(super) fn servers_and_permissions(servers: &[Server]) -> (Value, Value) {
-    let mut map = Map::new();
-    let (mut allow, mut deny) = (Vec::new(), Vec::new());
-    for s in servers {
-        let mut e = json!({ "type": "http", "url": s.url });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-        allow.extend(s.granted.iter().map(|t| model_name(&s.name, t)));
-        deny.extend(s.denied.iter().map(|t| model_name(&s.name, t)));
-    }
-    (Value::Object(map), json!({ "allow": allow, "deny": deny }))
+    let map = server_map(servers, |s| json!({ "type": "http", "url": s.url }));
+    let names = |list: fn(&Server) -> &[String]| -> Vec<String> {
+        servers.iter().flat_map(|s| list(s).iter().map(|t| model_name(&s.name, t))).collect()
+    };
+    let mut deny = names(|s| &s.denied);
+    deny.extend(RESOURCE_TOOLS.iter().map(|t| (*t).to_string()));
+    (map, json!({ "allow": names(|s| &s.granted), "deny": deny }))
 }

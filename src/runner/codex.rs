@@ -3,7 +3,7 @@
 //! variable name (`bearer_token_env_var`). The model sees the tools in a namespace
 //! `mcp__<server>`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.codex",
-    files: &[FileSpec { root: Root::Home, path: ".codex/config.toml", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".codex/config.toml",
+        role: "mcp-servers",
+        syntax: Syntax::Toml,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    }],
     model_name: |s, t| format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

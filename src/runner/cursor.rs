@@ -2,8 +2,8 @@
 //! `url` and `${env:VAR}` references. Tools are toggled in its UI, not in a file: no
 //! per-tool filter clawc can write.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::None,
@@ -11,7 +11,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.cursor",
-    files: &[FileSpec { root: Root::Home, path: ".cursor/mcp.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".cursor/mcp.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -22,13 +28,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "url": s.url });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map = server_map(servers, |s| json!({ "url": s.url }));
     vec![json(&json!({ "mcpServers": map }))]
 }

@@ -1,10 +1,11 @@
 //! Gemini CLI: `~/.gemini/settings.json`, `mcpServers.<name>` with `httpUrl` (Streamable
 //! HTTP; `url` would mean SSE), `includeTools` (a hard allow-list), `trust: true` (headless
 //! mode drops MCP tools that would need a confirmation nobody can give), and
-//! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start.
+//! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start, and a
+//! policy denying the resource tools `includeTools` does not reach.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, Value, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
@@ -13,8 +14,27 @@ pub(super) const NATIVE: Native = Native {
     workdir: "/workspace",
     data: "/root/.gemini",
     files: &[
-        FileSpec { root: Root::Home, path: ".gemini/settings.json", role: "mcp-servers" },
-        FileSpec { root: Root::Home, path: ".gemini/trustedFolders.json", role: "folder-trust" },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/settings.json",
+            role: "mcp-servers",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&["mcpServers"])],
+        },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/trustedFolders.json",
+            role: "folder-trust",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&[])],
+        },
+        FileSpec {
+            root: Root::Home,
+            path: ".gemini/policies/clawc.toml",
+            role: "policy",
+            syntax: Syntax::Toml,
+            owns: &[Own::Entries(&[])],
+        },
     ],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-."), sanitise(t, "-.")),
     name_extra: "-.",
@@ -22,17 +42,14 @@ pub(super) const NATIVE: Native = Native {
     server_key: |s| sanitise(s, "-."),
     verified: Verified::Driven { package: "@google/gemini-cli", version: "0.61.0" },
     render,
-    emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`",
+    emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`; `policies/clawc.toml` denying the resource tools `list_mcp_resources`, `read_mcp_resource`",
 };
 
+/// `includeTools` does not reach the tools Gemini adds when a server has resources
+/// (`list_mcp_resources`, `read_mcp_resource`): a policy rule denies them.
+const POLICY: &str = "# Written by clawc: Gemini's MCP resource tools read resources no grant gives.\n[[rule]]\ntoolName = [\"list_mcp_resources\", \"read_mcp_resource\"]\ndecision = \"deny\"\npriority = 900\n";
+
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
-    vec![json(&json!({ "mcpServers": Value::Object(map) })), json(&json!({ "/": "TRUST_FOLDER" }))]
+    let map = server_map(servers, |s| json!({ "httpUrl": s.url, "includeTools": s.granted, "timeout": s.timeout_ms, "trust": true }));
+    vec![json(&json!({ "mcpServers": map })), json(&json!({ "/": "TRUST_FOLDER" })), POLICY.as_bytes().to_vec()]
 }

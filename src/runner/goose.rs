@@ -3,7 +3,7 @@
 //! never writes it empty). Its variable substitution is undocumented: a token is written
 //! only with `--secrets inline`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.config/goose",
-    files: &[FileSpec { root: Root::Home, path: ".config/goose/config.yaml", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".config/goose/config.yaml",
+        role: "mcp-servers",
+        syntax: Syntax::Yaml,
+        owns: &[Own::Entries(&["extensions"])],
+    }],
     model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,

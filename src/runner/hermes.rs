@@ -3,7 +3,7 @@
 //! utility tools for them). The model sees `mcp__<server>__<tool>`, with every character
 //! but letters, digits and `_` turned into `_`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.hermes",
-    files: &[FileSpec { root: Root::Home, path: ".hermes/config.yaml", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".hermes/config.yaml",
+        role: "mcp-servers",
+        syntax: Syntax::Yaml,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    }],
     model_name: |s, t| format!("mcp__{}__{}", sanitise(s, ""), sanitise(t, "")),
     name_extra: "",
     name_max: 64,

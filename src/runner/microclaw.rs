@@ -3,8 +3,8 @@
 //! the operator's. `transport: streamable_http`, `endpoint`, `request_timeout_secs`. No
 //! per-tool filter (its `trust` tiers only rate risk).
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::None,
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/claw-data",
     data: "/claw-data",
-    files: &[FileSpec { root: Root::Data, path: "mcp.d/clawc.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Data,
+        path: "mcp.d/clawc.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcpServers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -23,13 +29,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "transport": "streamable_http", "endpoint": s.url, "request_timeout_secs": s.timeout_s() });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map = server_map(servers, |s| json!({ "transport": "streamable_http", "endpoint": s.url, "request_timeout_secs": s.timeout_s() }));
     vec![json(&json!({ "mcpServers": map }))]
 }

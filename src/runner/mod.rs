@@ -199,6 +199,33 @@ fn matrix_markdown() -> String {
 mod tests {
     use super::*;
 
+    /// Every runner renders one file per `files` row, each parsable in its declared syntax.
+    #[test]
+    fn every_runner_renders_each_of_its_files() {
+        let server = native::Server {
+            name: "loop".into(),
+            url: "http://loop:80/mcp".into(),
+            granted: vec!["alpha".into()],
+            denied: vec!["beta".into()],
+            timeout_ms: 1500,
+            auth: Some(native::Auth { env: "LOOP_TOKEN".into(), header: "Bearer ${LOOP_TOKEN}".into() }),
+        };
+        for s in RUNNERS {
+            let files = (s.native.render)(std::slice::from_ref(&server));
+            assert_eq!(files.len(), s.native.files.len(), "{}: rendered files vs its table row", s.name);
+            for (f, bytes) in s.native.files.iter().zip(&files) {
+                let text = std::str::from_utf8(bytes).unwrap();
+                let ok = match f.syntax {
+                    native::Syntax::Json | native::Syntax::Json5 => serde_json::from_str::<serde_json::Value>(text).is_ok(),
+                    native::Syntax::Toml => text.parse::<toml_edit::DocumentMut>().is_ok(),
+                    native::Syntax::Yaml => !text.is_empty(),
+                };
+                assert!(ok, "{} {}: not {:?}:\n{text}", s.name, f.path, f.syntax);
+                assert!(text.contains("loop") || f.role != "mcp-servers", "{} {}", s.name, f.path);
+            }
+        }
+    }
+
     /// `docs/runners.md` carries the matrix this table renders
     /// (`UPDATE_GOLDEN=1 cargo test --lib runner` rewrites it).
     #[test]

@@ -2,21 +2,27 @@
 //! `type: streamableHttp` and `enabledTools` (without `*` it also skips resources and
 //! prompts). nanobot refuses private addresses, where a Compose network lives, unless
 //! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
-//! cannot read a variable: a token is written only with `--secrets inline`.
+//! expands `${VAR}` in its config (and refuses to start when VAR is unset).
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 /// Docker's default address pools for Compose networks.
 pub(crate) const POD_NETWORKS: &[&str] = &["172.16.0.0/12", "192.168.0.0/16"];
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
-    secrets: Secrets::Literal,
+    secrets: Secrets::Interpolate { prefix: "${", suffix: "}", upper_only: false },
     home: "/root",
     workdir: "/root/.nanobot/workspace",
     data: "/root/.nanobot",
-    files: &[FileSpec { root: Root::Home, path: ".nanobot/config.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".nanobot/config.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["tools", "mcpServers"]), Own::Union(&["tools", "ssrfWhitelist"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -27,13 +33,7 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "type": "streamableHttp", "url": s.url, "enabledTools": s.granted, "toolTimeout": s.timeout_s() });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map =
+        server_map(servers, |s| json!({ "type": "streamableHttp", "url": s.url, "enabledTools": s.granted, "toolTimeout": s.timeout_s() }));
     vec![json(&json!({ "tools": { "ssrfWhitelist": POD_NETWORKS, "mcpServers": map } }))]
 }

@@ -3,7 +3,8 @@
 //! `.claude/settings.json` with `enabledMcpjsonServers` and the same allow/deny
 //! permissions), which the SDK reads with `settingSources: ["project"]`.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
+use super::claude_code::CLAUDE_PERMISSIONS;
+use super::native::{FileSpec, Filter, Item, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -13,8 +14,20 @@ pub(super) const NATIVE: Native = Native {
     workdir: "/workspace/group",
     data: "/workspace/group",
     files: &[
-        FileSpec { root: Root::Project, path: ".mcp.json", role: "mcp-servers" },
-        FileSpec { root: Root::Project, path: ".claude/settings.json", role: "permissions" },
+        FileSpec {
+            root: Root::Project,
+            path: ".mcp.json",
+            role: "mcp-servers",
+            syntax: Syntax::Json,
+            owns: &[Own::Entries(&["mcpServers"])],
+        },
+        FileSpec {
+            root: Root::Project,
+            path: ".claude/settings.json",
+            role: "permissions",
+            syntax: Syntax::Json,
+            owns: &[CLAUDE_PERMISSIONS[0], CLAUDE_PERMISSIONS[1], Own::ServerItems(&["enabledMcpjsonServers"], Item::ServerName)],
+        },
     ],
     model_name: |s, t| format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",

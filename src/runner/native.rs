@@ -100,6 +100,70 @@ pub struct FileSpec {
     pub path: &'static str,
     /// What it is for, in runner.json and the docs.
     pub role: &'static str,
+    pub syntax: Syntax,
+    /// What clawc owns in it, when `clawc merge` merges it into a user's file.
+    pub owns: &'static [Own],
+}
+
+/// How a file is read and edited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// JSON; comments and trailing commas (JSONC, as VS Code writes) are read and kept.
+    Json,
+    /// JSON5 (unquoted keys, single quotes, hex numbers, …), read and kept.
+    Json5,
+    /// TOML, edited with `toml_edit`.
+    Toml,
+    /// YAML, edited line by line (see `yaml.rs`).
+    Yaml,
+}
+
+impl Syntax {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Syntax::Json => "JSON (comments and trailing commas allowed)",
+            Syntax::Json5 => "JSON5",
+            Syntax::Toml => "TOML",
+            Syntax::Yaml => "YAML",
+        }
+    }
+}
+
+/// How the items of an owned list name the server they belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// A Claude permission rule: `mcp__<server>` or `mcp__<server>__<tool…>`.
+    ClaudePermission,
+    /// The item is a server name.
+    ServerName,
+}
+
+/// One thing clawc owns in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Own {
+    /// The entries of the object at this path: an entry the fragment has replaces the
+    /// target's entry of that name whole; the target's other entries are kept.
+    Entries(&'static [&'static str]),
+    /// A list whose items belong to servers: the target's items of the servers the
+    /// fragment names (in any list of this kind in the file) are removed, then the
+    /// fragment's items appended; the user's other items keep their order.
+    ServerItems(&'static [&'static str], Item),
+    /// A list merged as a set union: the target's items, then the fragment's that are new.
+    Union(&'static [&'static str]),
+    /// A value clawc sets when the fragment has it.
+    Scalar(&'static [&'static str]),
+    /// The entries of the object at `map` whose key is `<server>_…` for a server that the
+    /// fragment defines in the object at `servers` (the longest server name wins, so a
+    /// user's server `a_b` keeps `a_b_x` when clawc owns `a`).
+    ServerKeys { map: &'static [&'static str], servers: &'static [&'static str] },
+}
+
+impl Own {
+    pub(crate) fn path(self) -> &'static [&'static str] {
+        match self {
+            Own::Entries(p) | Own::ServerItems(p, _) | Own::Union(p) | Own::Scalar(p) | Own::ServerKeys { map: p, .. } => p,
+        }
+    }
 }
 
 /// A runner's native MCP projection: one per runner file.
@@ -171,6 +235,20 @@ impl Server {
     pub fn timeout_s(&self) -> u64 {
         self.timeout_ms.div_ceil(1000)
     }
+}
+
+/// A map of server entries by name, each made by `entry` and given the server's
+/// `headers` when it needs a token.
+pub(crate) fn server_map(servers: &[Server], entry: impl Fn(&Server) -> Value) -> Value {
+    let mut map = serde_json::Map::new();
+    for s in servers {
+        let mut e = entry(s);
+        if let Some(h) = s.headers() {
+            e["headers"] = h;
+        }
+        map.insert(s.name.clone(), e);
+    }
+    Value::Object(map)
 }
 
 /// Pretty JSON with a final newline (keys sorted: `serde_json::Map` is a BTreeMap).

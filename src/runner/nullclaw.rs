@@ -3,8 +3,8 @@
 //! Its `tool_filter_groups` choose what is offered per turn, not what may be called, so
 //! clawc treats it as having no filter.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::None,
@@ -12,7 +12,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/nullclaw-data",
     workdir: "/nullclaw-data",
     data: "/nullclaw-data/.nullclaw",
-    files: &[FileSpec { root: Root::Home, path: ".nullclaw/config.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".nullclaw/config.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["mcp_servers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -23,13 +29,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "transport": "http", "url": s.url, "timeout_ms": s.timeout_ms });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map = server_map(servers, |s| json!({ "transport": "http", "url": s.url, "timeout_ms": s.timeout_ms }));
     vec![json(&json!({ "mcp_servers": map }))]
 }

@@ -2,8 +2,8 @@
 //! "streamable-http"` written out (OpenClaw's default is SSE) and `toolFilter.include`,
 //! which also hides the utility tools it derives from resources and prompts.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::Hard,
@@ -11,29 +11,30 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/root/.openclaw",
-    files: &[FileSpec { root: Root::Home, path: ".openclaw/openclaw.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".openclaw/openclaw.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json5,
+        owns: &[Own::Entries(&["mcp", "servers"])],
+    }],
     model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
     server_key: |s| sanitise(s, "-"),
     verified: Verified::Driven { package: "openclaw", version: "2026.9.6" },
     render,
-    emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `timeout` (s)",
+    emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `requestTimeoutMs`",
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({
+    let map = server_map(servers, |s| {
+        json!({
             "url": s.url,
             "transport": "streamable-http",
             "toolFilter": { "include": s.granted },
-            "timeout": s.timeout_s(),
-        });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+            "requestTimeoutMs": s.timeout_ms,
+        })
+    });
     vec![json(&json!({ "mcp": { "servers": map } }))]
 }

@@ -2,8 +2,8 @@
 //! `tools.mcp.enabled` and `tools.mcp.servers.<name>` with `type: http` written out (a
 //! bare `url` means SSE). No per-tool filter and no variable references.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::None,
@@ -11,7 +11,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/home/picoclaw",
     workdir: "/home/picoclaw",
     data: "/home/picoclaw/.picoclaw",
-    files: &[FileSpec { root: Root::Home, path: ".picoclaw/config.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Home,
+        path: ".picoclaw/config.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["tools", "mcp", "servers"]), Own::Scalar(&["tools", "mcp", "enabled"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -22,13 +28,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "enabled": true, "type": "http", "url": s.url });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map = server_map(servers, |s| json!({ "enabled": true, "type": "http", "url": s.url }));
     vec![json(&json!({ "tools": { "mcp": { "enabled": true, "servers": map } } }))]
 }

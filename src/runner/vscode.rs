@@ -2,8 +2,8 @@
 //! (not `mcpServers`), `type: http`, `${env:VAR}` references. Per-tool choice lives in
 //! custom agents and the chat tool picker, not in this file: no per-tool filter.
 
-use super::native::{FileSpec, Filter, Native, Root, Secrets, Server, Verified, json, sanitise};
-use serde_json::{Map, json};
+use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
     filter: Filter::None,
@@ -11,7 +11,13 @@ pub(super) const NATIVE: Native = Native {
     home: "/root",
     workdir: "/workspace",
     data: "/workspace/.vscode",
-    files: &[FileSpec { root: Root::Project, path: ".vscode/mcp.json", role: "mcp-servers" }],
+    files: &[FileSpec {
+        root: Root::Project,
+        path: ".vscode/mcp.json",
+        role: "mcp-servers",
+        syntax: Syntax::Json,
+        owns: &[Own::Entries(&["servers"])],
+    }],
     model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
     name_extra: "-",
     name_max: 64,
@@ -22,13 +28,6 @@ pub(super) const NATIVE: Native = Native {
 };
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
-    let mut map = Map::new();
-    for s in servers {
-        let mut e = json!({ "type": "http", "url": s.url });
-        if let Some(h) = s.headers() {
-            e["headers"] = h;
-        }
-        map.insert(s.name.clone(), e);
-    }
+    let map = server_map(servers, |s| json!({ "type": "http", "url": s.url }));
     vec![json(&json!({ "servers": map }))]
 }

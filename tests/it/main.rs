@@ -14,6 +14,7 @@ mod harness;
 mod hostile;
 mod images;
 mod layers;
+mod merge;
 mod native;
 mod robustness;
 mod schemas;

@@ -18,9 +18,9 @@ fn mcp_descriptor(tools: &[&str]) -> String {
 }
 
 fn pod(runner: &str) -> Pod {
-    Pod::new(&format!(
-        "services:\n  loop:\n    build: ./loop\n    expose: [\"18765\"]\n  bot:\n    build: ./bot\n    environment:\n      LOOP_TOKEN: ${{LOOP_TOKEN}}\n    x-claw:\n      tools: [{{service: loop, allow: [alpha]}}]\n"
-    ))
+    Pod::new(
+        "services:\n  loop:\n    build: ./loop\n    expose: [\"18765\"]\n  bot:\n    build: ./bot\n    environment:\n      LOOP_TOKEN: ${LOOP_TOKEN}\n    x-claw:\n      tools: [{service: loop, allow: [alpha]}]\n",
+    )
     .file("loop/.claw-describe.json", &mcp_descriptor(&["alpha", "beta"]))
     .file("bot/Dockerfile", &format!("FROM scratch\nLABEL claw.type={runner}\n"))
 }
@@ -43,11 +43,11 @@ fn a_runner_that_reads_variables_never_gets_the_token() {
 
 #[test]
 fn a_runner_that_cannot_read_variables_gets_a_placeholder_then_a_0600_literal() {
-    let p = pod("nanobot");
+    let p = pod("goose");
     let r = p.run_with_env(&[], &[("LOOP_TOKEN", TOKEN)]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    r.assert_error("clawc::project::needs_inline_secret", "nanobot cannot read LOOP_TOKEN");
-    let path = "out/runners/bot/home/.nanobot/config.json";
+    r.assert_error("clawc::project::needs_inline_secret", "goose cannot read LOOP_TOKEN");
+    let path = "out/runners/bot/home/.config/goose/config.yaml";
     let redacted = p.read(path);
     assert!(redacted.contains("Bearer ${LOOP_TOKEN}") && !redacted.contains(TOKEN), "{redacted}");
     assert_eq!(std::fs::metadata(p.path(path)).unwrap().permissions().mode() & 0o777, 0o644);
