@@ -4,6 +4,18 @@
 
 use super::json_span::Seg;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// Schemas already found valid in this process, by the SHA-256 of their (key-sorted) JSON:
+/// two releases of a service compared by `compat`, or the replicated tools of a large
+/// pod, mostly repeat schemas, and compiling one (its regexes above all) is the costly
+/// part of describing a service. Only successes are kept: a failure may depend on the
+/// descriptor's pattern budget.
+static VALID: LazyLock<Mutex<HashSet<[u8; 32]>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+/// Entries kept at most (32 bytes each); past it the set starts again.
+const MAX_REMEMBERED: usize = 100_000;
 
 const KNOWN_DRAFTS: &[&str] = &[
     "http://json-schema.org/draft-04/schema",
@@ -22,6 +34,21 @@ pub(super) struct SchemaProblem {
 /// `budget`: bytes of pattern matches this descriptor may still compile (see
 /// [`PATTERN_BUDGET`]); each accepted pattern spends what it can match.
 pub(super) fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
+    let key: [u8; 32] = Sha256::digest(serde_json::to_vec(schema).expect("a JSON value serializes")).into();
+    if VALID.lock().is_ok_and(|set| set.contains(&key)) {
+        return Ok(());
+    }
+    compile_check(schema, budget)?;
+    if let Ok(mut set) = VALID.lock() {
+        if set.len() >= MAX_REMEMBERED {
+            set.clear();
+        }
+        set.insert(key);
+    }
+    Ok(())
+}
+
+fn compile_check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
     if let Some(s) = schema.get("$schema") {
         let known = s.as_str().is_some_and(|uri| {
             let uri = uri.trim_end_matches('#');
@@ -180,10 +207,13 @@ mod pattern_tests {
         assert!(check(&keyed, &mut { PATTERN_BUDGET }).is_err());
         let fine = serde_json::json!({"type": "object", "patternProperties": {"^[a-z]{1,64}$": {}}, "properties": {"b": {"pattern": "^(?!x).*$"}}});
         assert!(check(&fine, &mut { PATTERN_BUDGET }).is_ok());
-        // Many tools cannot add up what one may not.
-        let mid = serde_json::json!({"type": "object", "properties": {"a": {"pattern": "^.{0,4000}$"}}});
+        // Many tools cannot add up what one may not (distinct schemas: one already found
+        // valid is not compiled again, so it costs nothing).
+        let mid = |i: usize| serde_json::json!({"type": "object", "properties": {"a": {"pattern": format!("^{i}.{{0,4000}}$")}}});
         let mut budget = PATTERN_BUDGET;
-        let accepted = (0..100).take_while(|_| check(&mid, &mut budget).is_ok()).count();
+        let accepted = (0..100).take_while(|i| check(&mid(*i), &mut budget).is_ok()).count();
         assert!((10..20).contains(&accepted), "{accepted}");
+        let again = (0..100).filter(|i| check(&mid(*i % 5), &mut budget.clone()).is_ok()).count();
+        assert_eq!(again, 100, "schemas found valid before are not charged again");
     }
 }
