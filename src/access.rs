@@ -39,8 +39,7 @@ pub(crate) fn route(via: &Provenance, sources: &SourceMap) -> String {
 /// The name agent service `consumer`'s model sees for granted tool `service.tool`: its
 /// native runner's name, else cllama's alias.
 pub(crate) fn shown_as(a: &Analysis, consumer: &str, service: &str, index: usize) -> String {
-    let name = a.registry.tool_name(service, index);
-    a.native.get(consumer).and_then(|n| n.name_of(&name.to_string()).map(str::to_string)).unwrap_or_else(|| name.alias())
+    crate::project::native::shown_name(a.native.get(consumer), &a.registry.tool_name(service, index))
 }
 
 /// How agent service `consumer`'s tools run: its native runner's name, else `cllama`.

@@ -153,8 +153,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .sum();
     let core = build(pod, described, &env, opts.secrets, sources, diags)?;
     let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
-    let settings = crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() };
-    let lock = crate::lock::build(&log.entries(), sources, &env, &settings, &built);
+    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
     let secret = core.artifacts.0.values().any(|a| a.secret);
     let mut artifacts = core.artifacts;
@@ -234,8 +233,12 @@ pub(crate) fn environment(opts: &Options) -> Env {
 /// (redact mode only), in the environment `env` (see [`environment`]).
 pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
-    let settings = crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() };
-    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &settings)
+    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts))
+}
+
+/// The settings the lock records (and `--check` replays against).
+fn lock_settings(opts: &Options) -> crate::lock::Settings {
+    crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() }
 }
 
 /// Whether images were read, as the lock records it (`none` or `read`): a tree compiled

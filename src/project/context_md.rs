@@ -224,9 +224,11 @@ pub(crate) fn render(
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
-            let canonical = name.to_string();
-            let alias = native.and_then(|n| n.name_of(&canonical)).map_or_else(|| name.alias(), str::to_string);
-            ToolCtx { alias, canonical, description: &reg.tool(&g.service, g.index).description }
+            ToolCtx {
+                alias: super::native::shown_name(native, &name),
+                canonical: name.to_string(),
+                description: &reg.tool(&g.service, g.index).description,
+            }
         })
         .collect();
     let memory =

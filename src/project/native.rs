@@ -19,7 +19,7 @@ use crate::diag::Diagnostic;
 use crate::grant::{GrantedTool, Plan, SecretMode};
 use crate::pod::{Execution, Pod};
 use crate::registry::Registry;
-use crate::runner::native::{Auth, Filter, Root, Secrets, Server};
+use crate::runner::native::{Auth, Filter, Secrets, Server};
 use crate::runner::{Declared, Runner};
 use crate::sourcemap::Loc;
 use serde::Serialize;
@@ -86,6 +86,12 @@ impl NativePlan {
             self.servers.iter().filter_map(|s| s.auth.as_ref().filter(|a| a.reference.is_none()).map(|a| a.env.as_str())).collect();
         vars.into_iter().collect()
     }
+}
+
+/// The name an agent's model sees for granted tool `name`: its native runner's name,
+/// else cllama's alias.
+pub(crate) fn shown_name(native: Option<&NativePlan>, name: &crate::describe::ToolName<'_>) -> String {
+    native.and_then(|n| n.name_of(&name.to_string())).map_or_else(|| name.alias(), str::to_string)
 }
 
 /// Plans every native agent that has granted tools; reports what its runner cannot hold.
@@ -158,7 +164,7 @@ impl Planner<'_, '_> {
             let granted = &by_service[svc];
             let loc = granted[0].via.grant;
             if let Some(s) = self.server(svc, granted, timeout_ms) {
-                let key = (self.runner.spec().native.server_key)(svc);
+                let key = self.runner.spec().native.names.server_key(svc);
                 if let Some(other) = keys.insert(key.clone(), svc) {
                     let msg = format!("{} names servers \"{other}\" and \"{svc}\" both \"{key}\"", self.runner);
                     self.error(codes::BAD_SERVER_NAME, msg, loc, "rename one of the two services, or grant only one of them to this agent");
@@ -245,7 +251,7 @@ impl Planner<'_, '_> {
         for g in tools {
             let raw = mcp_name(self.reg, g);
             let grant = self.reg.tool_name(&g.service, g.index).to_string();
-            let name = (native.model_name)(&g.service, &raw);
+            let name = native.names.model(&g.service, &raw);
             let loc = g.via.grant;
             if raw.is_empty() || raw.len() > MCP_NAME_MAX || !raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) {
                 let msg = format!(
@@ -260,11 +266,10 @@ impl Planner<'_, '_> {
                 );
                 continue;
             }
-            let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || native.name_extra.contains(c);
-            if name.len() > native.name_max || !name.chars().all(allowed) {
+            if name.len() > native.names.max || !name.chars().all(|c| native.names.allows(c)) {
                 let msg = format!(
                     "{} would show tool \"{grant}\" to its model as \"{name}\", which is longer than {} characters or holds characters the model provider refuses",
-                    self.runner, native.name_max
+                    self.runner, native.names.max
                 );
                 self.error(
                     codes::BAD_MODEL_NAME,
@@ -404,14 +409,7 @@ fn runner_json(id: &str, service: &str, p: &NativePlan, mode: SecretMode) -> Vec
     let files = native
         .files
         .iter()
-        .map(|f| {
-            let base = match f.root {
-                Root::Home => native.home,
-                Root::Project => native.workdir,
-                Root::Data => native.data,
-            };
-            FileJson { path: format!("{}/{}", f.root.dir(), f.path), role: f.role, mount: format!("{base}/{}", f.path) }
-        })
+        .map(|f| FileJson { path: format!("{}/{}", f.root.dir(), f.path), role: f.role, mount: native.mount(f) })
         .collect();
     let literals = p.literals();
     let secrets = match (literals.is_empty(), mode) {

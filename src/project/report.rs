@@ -176,9 +176,8 @@ pub(crate) fn agent_report<'a>(
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
-            let shown = native.and_then(|n| n.name_of(&name.to_string()).map(str::to_string));
             ToolReport {
-                alias: shown.unwrap_or_else(|| name.alias()),
+                alias: crate::project::native::shown_name(native, &name),
                 name: name.to_string(),
                 grant: grant_report(&g.via, sources),
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),

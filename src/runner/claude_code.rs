@@ -3,7 +3,7 @@
 //! `permissions`. Claude Code has no hard filter and `allow` hides nothing: clawc allows
 //! the granted tools and denies every other tool the service declares.
 
-use super::native::{FileSpec, Filter, Item, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Item, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::{Value, json};
 
 /// What clawc owns in a Claude settings file (also NanoClaw's).
@@ -28,10 +28,7 @@ pub(super) const NATIVE: Native = Native {
         },
         FileSpec { root: Root::Home, path: ".claude/settings.json", role: "permissions", syntax: Syntax::Json, owns: &CLAUDE_PERMISSIONS },
     ],
-    model_name,
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp__", separator: "__", extra: "-", max: 64 },
     verified: Verified::Driven { package: "@anthropic-ai/claude-code", version: "2.1.330" },
     render,
     emits: "`~/.claude.json` `mcpServers.<service>` (`type: http`, `url`, `headers`); `~/.claude/settings.json` `permissions.allow` (granted) and `permissions.deny` (every other declared tool, and the resource tools `ListMcpResourcesTool`, `ReadMcpResourceTool`, `ReadMcpResourceDirTool`)",
@@ -40,10 +37,6 @@ pub(super) const NATIVE: Native = Native {
 /// The tools Claude Code adds when a server has resources: they read any server's
 /// resources, which no grant gives, so they are denied.
 const RESOURCE_TOOLS: &[&str] = &["ListMcpResourcesTool", "ReadMcpResourceTool", "ReadMcpResourceDirTool"];
-
-fn model_name(s: &str, t: &str) -> String {
-    format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-"))
-}
 
 fn render(servers: &[Server]) -> Vec<Vec<u8>> {
     let (mcp, permissions) = servers_and_permissions(servers);
@@ -55,7 +48,7 @@ fn render(servers: &[Server]) -> Vec<Vec<u8>> {
 pub(super) fn servers_and_permissions(servers: &[Server]) -> (Value, Value) {
     let map = server_map(servers, |s| json!({ "type": "http", "url": s.url }));
     let names = |list: fn(&Server) -> &[String]| -> Vec<String> {
-        servers.iter().flat_map(|s| list(s).iter().map(|t| model_name(&s.name, t))).collect()
+        servers.iter().flat_map(|s| list(s).iter().map(|t| NATIVE.names.model(&s.name, t))).collect()
     };
     let mut deny = names(|s| &s.denied);
     deny.extend(RESOURCE_TOOLS.iter().map(|t| (*t).to_string()));

@@ -3,7 +3,7 @@
 //! variable name (`bearer_token_env_var`). The model sees the tools in a namespace
 //! `mcp__<server>`.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -19,10 +19,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Toml,
         owns: &[Own::Entries(&["mcp_servers"])],
     }],
-    model_name: |s, t| format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp__", separator: "__", extra: "-", max: 64 },
     verified: Verified::Driven { package: "@openai/codex", version: "0.169.0" },
     render,
     emits: "`[mcp_servers.<service>]`: `url`, `bearer_token_env_var`, `enabled_tools`, `startup_timeout_sec`, `tool_timeout_sec`",

@@ -2,7 +2,7 @@
 //! `url` and `${env:VAR}` references. Tools are toggled in its UI, not in a file: no
 //! per-tool filter clawc can write.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -18,10 +18,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["mcpServers"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::NotDriven("`cursor-agent` is not published to npm or PyPI and needs a Cursor login"),
     render,
     emits: "`mcpServers.<service>`: `url`, `headers` with `${env:VAR}`",

@@ -4,7 +4,7 @@
 //! `~/.gemini/trustedFolders.json`, without which headless Gemini refuses to start, and a
 //! policy denying the resource tools `includeTools` does not reach.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -36,10 +36,7 @@ pub(super) const NATIVE: Native = Native {
             owns: &[Own::Entries(&[])],
         },
     ],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-."), sanitise(t, "-.")),
-    name_extra: "-.",
-    name_max: 63,
-    server_key: |s| sanitise(s, "-."),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-.", max: 63 },
     verified: Verified::Driven { package: "@google/gemini-cli", version: "0.61.0" },
     render,
     emits: "`mcpServers.<service>`: `httpUrl`, `headers`, `includeTools`, `timeout` (ms), `trust`; `trustedFolders.json` trusting `/`; `policies/clawc.toml` denying the resource tools `list_mcp_resources`, `read_mcp_resource`",

@@ -3,7 +3,7 @@
 //! never writes it empty). Its variable substitution is undocumented: a token is written
 //! only with `--secrets inline`.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -19,10 +19,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Yaml,
         owns: &[Own::Entries(&["extensions"])],
     }],
-    model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "", separator: "__", extra: "-", max: 64 },
     verified: Verified::NotDriven("published only as a GitHub release binary (not on npm or PyPI), out of reach offline"),
     render,
     emits: "`extensions.<service>`: `enabled`, `type: streamable_http`, `name`, `uri`, `headers`, `timeout` (s), `available_tools`",

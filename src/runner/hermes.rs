@@ -3,7 +3,7 @@
 //! utility tools for them). The model sees `mcp__<server>__<tool>`, with every character
 //! but letters, digits and `_` turned into `_`.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list, sanitise};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, quoted, quoted_list};
 use std::fmt::Write;
 
 pub(super) const NATIVE: Native = Native {
@@ -19,10 +19,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Yaml,
         owns: &[Own::Entries(&["mcp_servers"])],
     }],
-    model_name: |s, t| format!("mcp__{}__{}", sanitise(s, ""), sanitise(t, "")),
-    name_extra: "",
-    name_max: 64,
-    server_key: |s| sanitise(s, ""),
+    names: Names { prefix: "mcp__", separator: "__", extra: "", max: 64 },
     verified: Verified::Driven { package: "hermes-agent[mcp]", version: "0.19.0" },
     render,
     emits: "`mcp_servers.<service>`: `url`, `headers`, `timeout` (s), `tools: {include, resources: false, prompts: false}`",

@@ -3,7 +3,7 @@
 //! the operator's. `transport: streamable_http`, `endpoint`, `request_timeout_secs`. No
 //! per-tool filter (its `trust` tiers only rate risk).
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -19,10 +19,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["mcpServers"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::NotDriven("no CLI published to npm or PyPI (a Rust binary from GitHub releases, out of reach offline)"),
     render,
     emits: "`mcp.d/clawc.json` `mcpServers.<service>`: `transport: streamable_http`, `endpoint`, `headers`, `request_timeout_secs`",

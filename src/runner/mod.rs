@@ -165,18 +165,7 @@ fn matrix_markdown() -> String {
     );
     for s in RUNNERS {
         let n = s.native;
-        let files: Vec<String> = n
-            .files
-            .iter()
-            .map(|f| {
-                let base = match f.root {
-                    native::Root::Home => n.home,
-                    native::Root::Project => n.workdir,
-                    native::Root::Data => n.data,
-                };
-                format!("`{}/{}` ({})", f.root.dir(), f.path, format_args!("{base}/{}", f.path))
-            })
-            .collect();
+        let files: Vec<String> = n.files.iter().map(|f| format!("`{}/{}` ({})", f.root.dir(), f.path, n.mount(f))).collect();
         let verified = match n.verified {
             native::Verified::Driven { package, version } => format!("the real CLI, `{package}` {version}"),
             native::Verified::NotDriven(why) => format!("golden files only: {why}"),
@@ -187,7 +176,7 @@ fn matrix_markdown() -> String {
             files.join("<br>"),
             n.filter.describe(),
             n.secrets.syntax(),
-            (n.model_name)("loop", "alpha"),
+            n.names.model("loop", "alpha"),
             n.emits,
             verified
         ));

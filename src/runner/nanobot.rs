@@ -4,7 +4,7 @@
 //! `tools.ssrfWhitelist` covers them: clawc lists Docker's default address pools. nanobot
 //! expands `${VAR}` in its config (and refuses to start when VAR is unset).
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 /// Docker's default address pools for Compose networks.
@@ -23,10 +23,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["tools", "mcpServers"]), Own::Union(&["tools", "ssrfWhitelist"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::Driven { package: "nanobot-ai", version: "0.3.5" },
     render,
     emits: "`tools.mcpServers.<service>`: `type: streamableHttp`, `url`, `headers`, `enabledTools`, `toolTimeout` (s); `tools.ssrfWhitelist` with Docker's default pools",

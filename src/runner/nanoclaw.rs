@@ -4,7 +4,7 @@
 //! permissions), which the SDK reads with `settingSources: ["project"]`.
 
 use super::claude_code::CLAUDE_PERMISSIONS;
-use super::native::{FileSpec, Filter, Item, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise};
+use super::native::{FileSpec, Filter, Item, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -29,10 +29,7 @@ pub(super) const NATIVE: Native = Native {
             owns: &[CLAUDE_PERMISSIONS[0], CLAUDE_PERMISSIONS[1], Own::ServerItems(&["enabledMcpjsonServers"], Item::ServerName)],
         },
     ],
-    model_name: |s, t| format!("mcp__{}__{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp__", separator: "__", extra: "-", max: 64 },
     verified: Verified::NotDriven(
         "no published CLI: NanoClaw is a container image whose runner loads MCP servers in code; the files are Claude Code's, whose loading the SDK shares",
     ),

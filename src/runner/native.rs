@@ -178,13 +178,7 @@ pub struct Native {
     pub data: &'static str,
     pub files: &'static [FileSpec],
     /// The name the model sees for a tool of a server.
-    pub model_name: fn(server: &str, tool: &str) -> String,
-    /// Characters the model-visible name may hold besides ASCII letters, digits and `_`
-    /// (the provider's rule, e.g. `-`), and its maximum length.
-    pub name_extra: &'static str,
-    pub name_max: usize,
-    /// The server name as the runner normalises it (two servers must not collide).
-    pub server_key: fn(&str) -> String,
+    pub names: Names,
     /// The runner version clawc's output was proven against in the real CLI, or why it
     /// is not driven.
     pub verified: Verified,
@@ -192,6 +186,45 @@ pub struct Native {
     pub render: fn(&[Server]) -> Vec<Vec<u8>>,
     /// One line for docs/runners.md: what clawc writes.
     pub emits: &'static str,
+}
+
+impl Native {
+    /// Where the container reads `file`.
+    pub fn mount(&self, file: &FileSpec) -> String {
+        let base = match file.root {
+            Root::Home => self.home,
+            Root::Project => self.workdir,
+            Root::Data => self.data,
+        };
+        format!("{base}/{}", file.path)
+    }
+}
+
+/// How a runner names a server's tool for its model: `<prefix><server><separator><tool>`,
+/// each part with every character but ASCII letters, digits, `_` and `extra` turned into
+/// `_` (what the model provider accepts), at most `max` long.
+#[derive(Debug)]
+pub struct Names {
+    pub prefix: &'static str,
+    pub separator: &'static str,
+    pub extra: &'static str,
+    pub max: usize,
+}
+
+impl Names {
+    pub fn model(&self, server: &str, tool: &str) -> String {
+        format!("{}{}{}{}", self.prefix, sanitise(server, self.extra), self.separator, sanitise(tool, self.extra))
+    }
+
+    /// The server name as the runner normalises it (two servers must not collide).
+    pub fn server_key(&self, server: &str) -> String {
+        sanitise(server, self.extra)
+    }
+
+    /// Whether the provider accepts `c` in a model-visible name.
+    pub fn allows(&self, c: char) -> bool {
+        c.is_ascii_alphanumeric() || c == '_' || self.extra.contains(c)
+    }
 }
 
 /// How clawc's output for a runner was proven.

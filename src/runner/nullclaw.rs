@@ -3,7 +3,7 @@
 //! Its `tool_filter_groups` choose what is offered per turn, not what may be called, so
 //! clawc treats it as having no filter.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -19,10 +19,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["mcp_servers"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::NotDriven("no CLI published to npm or PyPI (a Zig binary from GitHub releases, out of reach offline)"),
     render,
     emits: "`mcp_servers.<service>`: `transport: http`, `url`, `headers`, `timeout_ms`",

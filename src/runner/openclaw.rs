@@ -2,7 +2,7 @@
 //! "streamable-http"` written out (OpenClaw's default is SSE) and `toolFilter.include`,
 //! which also hides the utility tools it derives from resources and prompts.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -18,10 +18,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json5,
         owns: &[Own::Entries(&["mcp", "servers"])],
     }],
-    model_name: |s, t| format!("{}__{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "", separator: "__", extra: "-", max: 64 },
     verified: Verified::Driven { package: "openclaw", version: "2026.9.6" },
     render,
     emits: "`mcp.servers.<service>`: `url`, `transport: streamable-http`, `headers`, `toolFilter.include`, `requestTimeoutMs`",

@@ -2,7 +2,7 @@
 //! `oauth: false` so no OAuth probe) and the `tools` map over the wrapped names
 //! `<server>_<tool>`: the server's glob off, each granted tool on.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::{Map, Value, json};
 
 pub(super) const NATIVE: Native = Native {
@@ -23,10 +23,7 @@ pub(super) const NATIVE: Native = Native {
             Own::Scalar(&["$schema"]),
         ],
     }],
-    model_name: |s, t| format!("{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "", separator: "_", extra: "-", max: 64 },
     verified: Verified::Driven { package: "opencode-ai", version: "1.18.33" },
     render,
     emits: "`mcp.<service>` (`type: remote`, `url`, `headers`, `oauth: false`, `timeout` ms); `tools`: `<service>_*: false` and `<service>_<tool>: true` per granted tool; `read: false` (hides the MCP resource tools, and OpenCode's file `read`)",

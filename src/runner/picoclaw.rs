@@ -2,7 +2,7 @@
 //! `tools.mcp.enabled` and `tools.mcp.servers.<name>` with `type: http` written out (a
 //! bare `url` means SSE). No per-tool filter and no variable references.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -18,10 +18,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["tools", "mcp", "servers"]), Own::Scalar(&["tools", "mcp", "enabled"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::NotDriven("no CLI published to npm or PyPI (a Go binary from GitHub releases, out of reach offline)"),
     render,
     emits: "`tools.mcp.enabled: true`; `tools.mcp.servers.<service>`: `enabled`, `type: http`, `url`, `headers`",

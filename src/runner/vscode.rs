@@ -2,7 +2,7 @@
 //! (not `mcpServers`), `type: http`, `${env:VAR}` references. Per-tool choice lives in
 //! custom agents and the chat tool picker, not in this file: no per-tool filter.
 
-use super::native::{FileSpec, Filter, Native, Own, Root, Secrets, Server, Syntax, Verified, json, sanitise, server_map};
+use super::native::{FileSpec, Filter, Names, Native, Own, Root, Secrets, Server, Syntax, Verified, json, server_map};
 use serde_json::json;
 
 pub(super) const NATIVE: Native = Native {
@@ -18,10 +18,7 @@ pub(super) const NATIVE: Native = Native {
         syntax: Syntax::Json,
         owns: &[Own::Entries(&["servers"])],
     }],
-    model_name: |s, t| format!("mcp_{}_{}", sanitise(s, "-"), sanitise(t, "-")),
-    name_extra: "-",
-    name_max: 64,
-    server_key: |s| sanitise(s, "-"),
+    names: Names { prefix: "mcp_", separator: "_", extra: "-", max: 64 },
     verified: Verified::NotDriven("an editor, not a headless CLI: nothing to drive offline"),
     render,
     emits: "`servers.<service>`: `type: http`, `url`, `headers` with `${env:VAR}`",
