@@ -61,6 +61,18 @@ fn command_line(sources: &mut SourceMap, text: String) -> Loc {
     Loc { file, span: sources.get(file).span(0, len) }
 }
 
+/// The service name [`inspect`] gives `target` when it is not given one.
+pub(crate) fn default_name(target: &Target) -> String {
+    match target {
+        Target::Path(p) => {
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+            last_name(&crate::source::fs::normalize(&abs).to_string_lossy())
+        }
+        Target::Image(r) => last_name(r),
+        Target::Service(s) => s.clone(),
+    }
+}
+
 fn last_name(p: &str) -> String {
     let mut base = describe::service::basename(p);
     // `svc/.claw-describe.json` describes `svc`.
@@ -76,7 +88,7 @@ fn path(p: &Path, name: Option<&str>, sources: &mut SourceMap, diags: &mut Diagn
     let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let shown = p.display().to_string();
     let loc = command_line(sources, shown.clone());
-    let name = name.map_or_else(|| last_name(&crate::source::fs::normalize(&abs).to_string_lossy()), str::to_string);
+    let name = name.map_or_else(|| default_name(&Target::Path(p.to_path_buf())), str::to_string);
     if abs.is_dir() {
         return build_context(&abs, name, loc, sources, diags);
     }
@@ -152,7 +164,11 @@ fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut Sour
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let log = InputLog::new(InputRoot::discover(&cwd));
     let image = Some(Spanned { value: reference.to_string(), loc });
-    let declared = Declared { image, agent: true, ..declared(name.map_or_else(|| last_name(reference), str::to_string), loc) };
+    let declared = Declared {
+        image,
+        agent: true,
+        ..declared(name.map_or_else(|| default_name(&Target::Image(reference.to_string())), str::to_string), loc)
+    };
     let req = Request::new(&cwd, &declared, &log);
     let loaded = crate::source::image::Image(set.clone()).describe_image(&req);
     let runner = crate::source::runner(&req, &set);

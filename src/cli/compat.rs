@@ -119,12 +119,8 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let mut new = match load::load(&new_src, args.service.as_deref(), &opts) {
-        Ok(l) => l,
-        Err(f) => return failed(&f, format),
-    };
-    let mut old = match load::load(&old_src, Some(&new.described.name.clone()), &opts) {
-        Ok(l) => l,
+    let (mut old, mut new) = match load::load_pair(&old_src, &new_src, args.service.as_deref(), &opts) {
+        Ok(pair) => pair,
         Err(f) => return failed(&f, format),
     };
     // Warnings of loading (e.g. a snapshot holding one page of tools/list).

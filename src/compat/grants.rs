@@ -136,6 +136,8 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
                 input_schema: serde_json::Value::Null,
                 annotations: None,
                 transport: t.transport.clone(),
+                title: None,
+                output_schema: None,
             })
             .collect();
         crate::describe::ServiceDescriptor {
@@ -149,6 +151,7 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
                 tools,
                 mcp: desc.mcp.clone(),
                 memory: desc.memory.clone(),
+                release: None,
             },
             file: sd.file,
             origin: sd.origin,

@@ -112,6 +112,36 @@ impl Failed {
     }
 }
 
+/// Loads NEW and OLD at once (each is a whole describe stage), OLD under NEW's service
+/// name (`service`, else the name NEW is described as). OLD is loaded under the name NEW
+/// would get from its path or reference; in the rare case the describe stage names NEW
+/// otherwise, OLD is loaded again under that name, so the result is always that of
+/// loading NEW, then OLD.
+pub(crate) fn load_pair(old: &Source, new: &Source, service: Option<&str>, opts: &Options) -> Result<(Loaded, Loaded), Failed> {
+    let guess = service.map(str::to_string).or_else(|| default_name(new));
+    let (new_side, old_side) = std::thread::scope(|s| {
+        let old_side = s.spawn(|| guess.as_deref().map(|name| load(old, Some(name), opts)));
+        let new_side = load(new, service, opts);
+        (new_side, old_side.join().ok().flatten())
+    });
+    let new_side = new_side?;
+    let old_side = match old_side {
+        Some(o) if guess.as_deref() == Some(new_side.described.name.as_str()) => o?,
+        _ => load(old, Some(&new_side.described.name.clone()), opts)?,
+    };
+    Ok((old_side, new_side))
+}
+
+/// The service name the describe stage gives a source without `--service`, when it can
+/// be known before reading it.
+fn default_name(source: &Source) -> Option<String> {
+    match source {
+        Source::Path(p) => Some(crate::inspect::default_name(&Target::Path(p.clone()))),
+        Source::Image(r) => Some(crate::inspect::default_name(&Target::Image(r.clone()))),
+        Source::Git { .. } => None,
+    }
+}
+
 /// Loads `source` as the service `name` (default: what the describe stage names it).
 pub(crate) fn load(source: &Source, name: Option<&str>, opts: &Options) -> Result<Loaded, Failed> {
     let (target, tmp, renames, shown, snapshot_bytes, on_disk) = match source {

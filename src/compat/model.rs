@@ -4,7 +4,7 @@
 //! `title`, and the descriptor's `release` — read from the same text. Also where each
 //! node is in that text, so findings can point at the line.
 
-use crate::describe::json_span::{Locator, Seg};
+use crate::describe::json_span::Locator;
 use crate::describe::{AuthType, FeedSpec, Memory, ServiceDescriptor, Transport};
 use crate::sourcemap::SourceFile;
 use serde_json::{Map, Value};
@@ -54,11 +54,35 @@ pub(crate) struct Release {
     /// and the parsed document with the JSON path of each tool and feed in it.
     pub file: String,
     pub source: SourceFile,
-    doc: Value,
     tool_at: BTreeMap<String, Vec<String>>,
     first_tool: Option<Vec<String>>,
     feed_at: BTreeMap<String, usize>,
     endpoint_at: BTreeMap<(String, String), usize>,
+}
+
+/// By tool name: a snapshot's `outputSchema` and `title`.
+type Extras = BTreeMap<String, (Option<Value>, Option<String>)>;
+
+/// What a snapshot as written has that its converted descriptor does not, and the path of
+/// its tools array (`[]` for a bare array, `["tools"]` for a `tools/list` result).
+fn snapshot_extras(text: &str) -> (Extras, Vec<String>) {
+    let doc: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    let (raw, base) = match &doc {
+        Value::Array(a) => (a.as_slice(), Vec::new()),
+        Value::Object(o) => match field(o, "tools") {
+            Some(Value::Array(a)) => (a.as_slice(), vec!["tools".to_string()]),
+            _ => (&[][..], Vec::new()),
+        },
+        _ => (&[][..], Vec::new()),
+    };
+    let mut extras = Extras::new();
+    for t in raw.iter().filter_map(Value::as_object) {
+        let Some(name) = field(t, "name").and_then(Value::as_str).map(str::trim) else { continue };
+        let output = field(t, "outputSchema").cloned();
+        let title = field(t, "title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        extras.entry(name.to_string()).or_insert((output, title));
+    }
+    (extras, base)
 }
 
 /// Go's field matching, as the decoder: the exact name, else a case-insensitive one.
@@ -77,36 +101,26 @@ impl Release {
         snapshot: Option<(String, String)>,
     ) -> Self {
         let d = &sd.descriptor;
-        let (file, text, is_snapshot) = match snapshot {
-            Some((name, text)) => (name, Arc::<str>::from(text), true),
-            None => (descriptor_text.0.to_string(), descriptor_text.1, false),
+        // A converted snapshot's text is the descriptor clawc made of it: findings point
+        // into the snapshot as written, and only it still has `outputSchema` and `title`.
+        let (file, text, extras, base) = match snapshot {
+            Some((name, text)) => {
+                let (extras, base) = snapshot_extras(&text);
+                (name, Arc::<str>::from(text), Some(extras), base)
+            }
+            None => (descriptor_text.0.to_string(), descriptor_text.1, None, vec!["tools".to_string()]),
         };
-        let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let (raw_tools, base): (&[Value], Vec<String>) = match (&doc, is_snapshot) {
-            (Value::Array(a), true) => (a, Vec::new()),
-            (Value::Object(o), _) => match field(o, "tools") {
-                Some(Value::Array(a)) => (a, vec!["tools".to_string()]),
-                _ => (&[], Vec::new()),
-            },
-            _ => (&[], Vec::new()),
-        };
-        let mut extras: BTreeMap<String, (usize, Option<Value>, Option<String>)> = BTreeMap::new();
-        for (i, t) in raw_tools.iter().enumerate() {
-            let Some(t) = t.as_object() else { continue };
-            let Some(name) = field(t, "name").and_then(Value::as_str).map(str::trim) else { continue };
-            let output = field(t, "outputSchema").cloned();
-            let title = field(t, "title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            extras.entry(name.to_string()).or_insert((i, output, title));
-        }
         let mut tools = BTreeMap::new();
         let mut tool_at = BTreeMap::new();
-        for t in &d.tools {
-            let (at, output, title) = extras.get(&t.name).cloned().map_or((None, None, None), |(i, o, ti)| (Some(i), o, ti));
-            if let Some(i) = at {
-                let mut p = base.clone();
-                p.push(i.to_string());
-                tool_at.insert(t.name.clone(), p);
-            }
+        // A descriptor decodes only when every tool does, so tool i is entry i as written.
+        for (i, t) in d.tools.iter().enumerate() {
+            let (output, title) = match &extras {
+                None => (t.output_schema.clone(), t.title.clone()),
+                Some(x) => x.get(&t.name).cloned().unwrap_or_default(),
+            };
+            let mut p = base.clone();
+            p.push(i.to_string());
+            tool_at.insert(t.name.clone(), p);
             let annotations = t.annotations.as_ref().and_then(Value::as_object).cloned().unwrap_or_default();
             tools.insert(
                 t.name.clone(),
@@ -121,11 +135,7 @@ impl Release {
                 },
             );
         }
-        let release = if is_snapshot {
-            None
-        } else {
-            doc.as_object().and_then(|o| field(o, "release")).and_then(Value::as_str).map(|s| s.trim().to_string())
-        };
+        let release = if extras.is_some() { None } else { d.release.clone() };
         let auth = match &d.auth {
             None => ("none", String::new()),
             Some(a) => (
@@ -151,7 +161,6 @@ impl Release {
             memory: d.memory.clone(),
             source: SourceFile::new(file.clone(), text),
             file,
-            doc,
             first_tool: tool_at.values().min_by_key(|p| p.last().and_then(|i| i.parse::<usize>().ok())).cloned(),
             tool_at,
             feed_at: d.feeds.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect(),
@@ -181,18 +190,6 @@ impl Release {
     /// when the node itself is not written there, e.g. behind a `$ref`), through a
     /// [`Locator`] of [`Release::source`] that the caller keeps across calls.
     pub(crate) fn line_of(&self, locator: &mut Locator, path: &[String]) -> u32 {
-        let mut segs = Vec::new();
-        let mut cur = &self.doc;
-        for p in path {
-            let next = match cur {
-                Value::Object(m) => m.get(p).map(|v| (v, Seg::Key(p.clone()))),
-                Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get(i).map(|v| (v, Seg::Index(i)))),
-                _ => None,
-            };
-            let Some((v, seg)) = next else { break };
-            segs.push(seg);
-            cur = v;
-        }
-        locator.span_of(&segs).line
+        locator.span_of_names(path).line
     }
 }

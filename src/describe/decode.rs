@@ -47,6 +47,12 @@ fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<(&'v str, &'v Va
     obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(k, v)| (k.as_str(), v))
 }
 
+/// A string field no projection reads (`release`, `title`): trimmed, empty or of another
+/// type is absent, never an error.
+fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<String> {
+    field(obj, name).and_then(|(_, v)| v.as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -152,7 +158,8 @@ impl Dec<'_> {
         let auth = self.auth(obj);
         let description = self.string(obj, &[], "description", "description").map(|(s, _)| s).unwrap_or_default();
         let skill = self.string(obj, &[], "skill", "skill").map(|(s, _)| s).filter(|s| !s.is_empty());
-        Some(Descriptor { version, description, feeds, endpoints, auth, skill, tools, mcp, memory })
+        let release = loose_string(obj, "release");
+        Some(Descriptor { version, description, feeds, endpoints, auth, skill, tools, mcp, memory, release })
     }
 
     fn version(&mut self, obj: &Map<String, Value>) -> Option<u8> {
@@ -342,7 +349,9 @@ impl Dec<'_> {
             Some(p) => Transport::Mcp { path: p.to_string(), tool_name: name.clone() },
             None => http?,
         };
-        Some(Tool { name, description: description?, input_schema: input_schema?, annotations, transport })
+        let output_schema = field(t, "outputSchema").map(|(_, v)| v).filter(|v| !v.is_null()).cloned();
+        let title = loose_string(t, "title");
+        Some(Tool { name, description: description?, input_schema: input_schema?, annotations, transport, title, output_schema })
     }
 
     fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {

@@ -158,13 +158,29 @@ impl<'t> Locator<'t> {
 
     /// What [`locate`] gives, scanning each container on the way at most once per text.
     pub(crate) fn locate(&mut self, path: &[Seg]) -> (usize, usize) {
+        self.walk(path.iter().map(|seg| match seg {
+            Seg::Key(k) => (Some(k.as_str()), None),
+            Seg::Index(i) => (None, Some(*i)),
+        }))
+    }
+
+    /// [`Locator::span_of`] for a path of names as `clawc compat` reports them: each name is
+    /// an object key, or an array index when the value there is an array.
+    pub(crate) fn span_of_names(&mut self, path: &[String]) -> Span {
+        let (s, e) = self.walk(path.iter().map(|p| (Some(p.as_str()), p.parse::<usize>().ok())));
+        self.span(s, e)
+    }
+
+    /// Follows each step (a key for an object, an index for an array) as far as the text
+    /// has it: the deepest value reached, start and end.
+    fn walk<'p>(&mut self, steps: impl Iterator<Item = (Option<&'p str>, Option<usize>)>) -> (usize, usize) {
         let text: &str = &self.src.text;
         let b = text.as_bytes();
         let mut pos = skip_ws(b, 0);
-        for seg in path {
-            let found = match (seg, b.get(pos)) {
-                (Seg::Key(k), Some(b'{')) => self.objects.entry(pos).or_insert_with(|| object_keys(text, pos)).get(k).copied(),
-                (Seg::Index(i), Some(b'[')) => self.arrays.entry(pos).or_insert_with(|| array_elements(b, pos)).get(*i).copied(),
+        for (key, index) in steps {
+            let found = match (key, index, b.get(pos)) {
+                (Some(k), _, Some(b'{')) => self.objects.entry(pos).or_insert_with(|| object_keys(text, pos)).get(k).copied(),
+                (_, Some(i), Some(b'[')) => self.arrays.entry(pos).or_insert_with(|| array_elements(b, pos)).get(i).copied(),
                 _ => None,
             };
             match found {

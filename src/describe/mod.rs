@@ -30,6 +30,8 @@ pub struct Descriptor {
     /// The MCP endpoint path when the service speaks MCP (all its tools run through it).
     pub mcp: Option<McpEndpoint>,
     pub memory: Option<Memory>,
+    /// `release` as written, trimmed: the label `clawc compat` reports (never projected).
+    pub release: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +82,11 @@ pub struct Tool {
     pub annotations: Option<Value>,
     /// How the tool is called.
     pub transport: Transport,
+    /// `title` as written (MCP's display name), trimmed; compared by `clawc compat`,
+    /// never projected.
+    pub title: Option<String>,
+    /// `outputSchema` as written, unchecked; compared by `clawc compat`, never projected.
+    pub output_schema: Option<Value>,
 }
 
 impl Tool {
