@@ -154,7 +154,17 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         old.release.service.clone_from(&v.service);
         new.release.service.clone_from(&v.service);
     }
-    let compared = compat::compare::compare(&old.release, &new.release);
+    // The comparison and the pods' grants (each pod resolved with OLD and with NEW) are
+    // independent: one thread each (the pods move to it: their environments are not Sync).
+    let (compared, (views, held)) = std::thread::scope(|s| {
+        let (old, new) = (&old, &new);
+        let held = s.spawn(move || {
+            let held = grants::hold(&views, old, new);
+            (views, held)
+        });
+        let compared = compat::compare::compare(&old.release, &new.release);
+        (compared, held.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
     let mut findings = compared.findings;
     let mut diags = Diagnostics::default();
     for (tool, why) in &compared.limited {
@@ -164,7 +174,7 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         );
     }
     if !views.is_empty() {
-        grants::attribute(&mut findings, &views, &old, &new);
+        grants::attribute(&mut findings, &views, &held, &new);
     }
     let mut accept_sources = SourceMap::default();
     let mut stale = Vec::new();

@@ -96,7 +96,7 @@ fn service_under_test(pod: &Pod, opts: &Options, explicit: Option<&str>, sides: 
 
 /// Who holds what of the service under one release (agents as indexes into `agents`).
 #[derive(Default)]
-struct Holdings {
+pub(crate) struct Holdings {
     /// Agent ids, sorted (as `access::agents` lists them).
     agents: Vec<String>,
     /// Tool name → its index in `tools`.
@@ -233,20 +233,28 @@ type Sites = (Vec<String>, Option<(String, u32)>, BTreeSet<String>);
 
 /// Names the agents of every finding and adds the pod findings (`TOOL_GRANT_DANGLING`,
 /// `PRIVILEGE_ALL_GRANT_*`). With several pods, agent ids are qualified `POD:AGENT`.
-pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], old: &Loaded, new: &Loaded) {
-    let qualify = views.len() > 1;
+/// What each pod's agents hold of the service, with OLD and with NEW, pod by pod: the
+/// grant pass run twice per pod. Needs no finding, so it runs beside the comparison.
+pub(crate) fn hold(views: &[PodView], old: &Loaded, new: &Loaded) -> Vec<(Holdings, Holdings)> {
     let (old_view, new_view) = (grant_view(old), grant_view(new));
+    views.iter().map(|view| (holdings(view, old, &old_view), holdings(view, new, &new_view))).collect()
+}
+
+/// Names, in each finding, the agents it reaches (`held`: [`hold`] of `views`), and adds
+/// the findings only the pods show: new tools `allow: all` hands out, grants NEW leaves
+/// dangling.
+pub(crate) fn attribute(findings: &mut Vec<Finding>, views: &[PodView], held: &[(Holdings, Holdings)], new: &Loaded) {
+    let qualify = views.len() > 1;
     let mut gains: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut dangles: BTreeMap<String, Sites> = BTreeMap::new();
-    for view in views {
+    for (view, (ho, hn)) in views.iter().zip(held) {
         let q = |id: &str| if qualify { format!("{}:{id}", view.name) } else { id.to_string() };
-        let (ho, hn) = (holdings(view, old, &old_view), holdings(view, new, &new_view));
         let tool_agents = |h: &Holdings, t: &str| -> Vec<String> { h.of(t).iter().map(|(n, _)| q(h.id(*n))).collect() };
         for f in findings.iter_mut() {
             let agents: Vec<String> = match &f.subject {
                 Subject::Service => Vec::new(),
-                Subject::Tool(t) => tool_agents(&ho, t),
-                Subject::NewTool(t) => tool_agents(&hn, t),
+                Subject::Tool(t) => tool_agents(ho, t),
+                Subject::NewTool(t) => tool_agents(hn, t),
                 Subject::AllTools => ho.any_tool.iter().map(|n| q(ho.id(*n))).collect(),
                 Subject::Feed { name, path } => {
                     ho.feeds.iter().filter(|(_, n, p)| n == name || p == path).map(|(a, _, _)| q(ho.id(*a))).collect()

@@ -159,10 +159,10 @@ pub(crate) fn load(source: &Source, name: Option<&str>, opts: &Options) -> Resul
         }
     };
     let out = inspect(&target, name, opts);
-    let Some(described) = out.described else {
+    let Some(mut described) = out.described else {
         return Err(Failed { diagnostics: out.diagnostics, sources: out.sources, renames });
     };
-    let Some(sd) = described.descriptor.as_ref() else {
+    let Some(sd) = described.descriptor.as_mut() else {
         let d =
             Diagnostic::error(codes::NO_DESCRIPTOR, format!("`{}` has no descriptor: nothing to compare", crate::diag::printable(&shown)))
                 .help("point at the descriptor file, a .claw-tools.json snapshot, or a build context or image that ships one");

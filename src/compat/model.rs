@@ -91,16 +91,19 @@ fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
 }
 
 impl Release {
-    /// The release of `service` described by `sd`. `raw` is the text the descriptor was
+    /// The release of `service` described by `sd`, whose tools' schemas and annotations
+    /// it takes (two 500-tool releases' schemas are most of what compat holds: they are
+    /// moved, not copied; what stays in `sd` is the tools' names and transports).
+    /// `raw` is the text the descriptor was
     /// decoded from, or — when it is a converted `.claw-tools.json` snapshot — the snapshot
     /// as written (its name and text), which keeps `outputSchema` and `title`.
     pub(crate) fn new(
         service: &str,
-        sd: &ServiceDescriptor,
+        sd: &mut ServiceDescriptor,
         descriptor_text: (&str, Arc<str>),
         snapshot: Option<(String, String)>,
     ) -> Self {
-        let d = &sd.descriptor;
+        let d = &mut sd.descriptor;
         // A converted snapshot's text is the descriptor clawc made of it: findings point
         // into the snapshot as written, and only it still has `outputSchema` and `title`.
         let (file, text, extras, base) = match snapshot {
@@ -113,22 +116,25 @@ impl Release {
         let mut tools = BTreeMap::new();
         let mut tool_at = BTreeMap::new();
         // A descriptor decodes only when every tool does, so tool i is entry i as written.
-        for (i, t) in d.tools.iter().enumerate() {
+        for (i, t) in d.tools.iter_mut().enumerate() {
             let (output, title) = match &extras {
-                None => (t.output_schema.clone(), t.title.clone()),
+                None => (t.output_schema.take(), t.title.take()),
                 Some(x) => x.get(&t.name).cloned().unwrap_or_default(),
             };
             let mut p = base.clone();
             p.push(i.to_string());
             tool_at.insert(t.name.clone(), p);
-            let annotations = t.annotations.as_ref().and_then(Value::as_object).cloned().unwrap_or_default();
+            let annotations = match t.annotations.take() {
+                Some(Value::Object(a)) => a,
+                _ => Map::new(),
+            };
             tools.insert(
                 t.name.clone(),
                 ToolSpec {
                     name: t.name.clone(),
                     description: t.description.clone(),
                     title,
-                    input: t.input_schema.clone(),
+                    input: t.input_schema.take(),
                     output,
                     annotations,
                     transport: t.transport.clone(),

@@ -53,6 +53,31 @@ fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<String> {
     field(obj, name).and_then(|(_, v)| v.as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
+/// Moves each decoded tool's `inputSchema` and `outputSchema` out of the parsed document,
+/// once nothing borrows it: the schemas are most of a large descriptor's bytes, and
+/// cloning them was most of decoding it.
+fn adopt_schemas(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
+    let mut raw = root.as_object_mut().and_then(|o| take_field(o, "tools"));
+    let entries = raw.as_mut().and_then(Value::as_array_mut);
+    let entries = entries.map(|a| a.as_mut_slice()).unwrap_or_default();
+    tools
+        .into_iter()
+        .map(|(i, mut t)| {
+            if let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) {
+                t.input_schema = take_field(entry, "inputSchema").unwrap_or_default();
+                t.output_schema = take_field(entry, "outputSchema").filter(|v| !v.is_null());
+            }
+            t
+        })
+        .collect()
+}
+
+/// Removes and returns the field [`field`] finds.
+fn take_field(obj: &mut Map<String, Value>, name: &str) -> Option<Value> {
+    let key = field(obj, name)?.0.to_string();
+    obj.remove(&key)
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -125,7 +150,7 @@ impl Dec<'_> {
     }
 
     fn descriptor(&mut self) -> Option<Descriptor> {
-        let root: Value = match serde_json::from_str(&self.src.text) {
+        let mut root: Value = match serde_json::from_str(&self.src.text) {
             Ok(v) => v,
             Err(e) => {
                 let offset = line_col_offset(&self.src.text, e.line(), e.column());
@@ -159,6 +184,7 @@ impl Dec<'_> {
         let description = self.string(obj, &[], "description", "description").map(|(s, _)| s).unwrap_or_default();
         let skill = self.string(obj, &[], "skill", "skill").map(|(s, _)| s).filter(|s| !s.is_empty());
         let release = loose_string(obj, "release");
+        let tools = adopt_schemas(&mut root, tools);
         Some(Descriptor { version, description, feeds, endpoints, auth, skill, tools, mcp, memory, release })
     }
 
@@ -296,7 +322,9 @@ impl Dec<'_> {
         Some(McpEndpoint { path: p })
     }
 
-    fn tools(&mut self, obj: &Map<String, Value>, mcp: Option<&McpEndpoint>) -> Vec<Tool> {
+    /// The tools that decoded, each with its index in `tools` (their schemas still in the
+    /// document: see [`adopt_schemas`]).
+    fn tools(&mut self, obj: &Map<String, Value>, mcp: Option<&McpEndpoint>) -> Vec<(usize, Tool)> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         // An `mcp` that failed to decode still makes the tools MCP tools (its error is
@@ -309,7 +337,7 @@ impl Dec<'_> {
                 continue;
             };
             if let Some(tool) = self.tool(i, t, &path, mcp_declared, &mut seen) {
-                out.push(tool);
+                out.push((i, tool));
             }
         }
         out
@@ -349,12 +377,13 @@ impl Dec<'_> {
             Some(p) => Transport::Mcp { path: p.to_string(), tool_name: name.clone() },
             None => http?,
         };
-        let output_schema = field(t, "outputSchema").map(|(_, v)| v).filter(|v| !v.is_null()).cloned();
+        input_schema?;
         let title = loose_string(t, "title");
-        Some(Tool { name, description: description?, input_schema: input_schema?, annotations, transport, title, output_schema })
+        Some(Tool { name, description: description?, input_schema: Value::Null, annotations, transport, title, output_schema: None })
     }
 
-    fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
+    /// Checks tool `i`'s `inputSchema` (`None`: an error was reported).
+    fn input_schema(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<()> {
         let Some((s, spath)) = self.get(t, path, "inputSchema") else {
             self.err(
                 diags::TOOL,
@@ -391,7 +420,7 @@ impl Dec<'_> {
             );
             return None;
         }
-        Some(s.clone())
+        Some(())
     }
 
     fn http(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: bool) -> Option<Transport> {

@@ -46,12 +46,12 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 fn string_end(b: &[u8], mut i: usize) -> usize {
     i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+    // Schemas are mostly strings: jump between quotes and backslashes, not byte by byte.
+    while let Some(k) = b.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+        if b[i + k] == b'"' {
+            return i + k + 1;
         }
+        i += k + 2;
     }
     b.len()
 }
@@ -197,7 +197,7 @@ impl<'t> Locator<'t> {
         let start = start.min(text.len());
         let end = end.clamp(start, text.len());
         let at = floor_char(text, start);
-        let newlines = self.newlines.get_or_insert_with(|| text.bytes().enumerate().filter(|(_, c)| *c == b'\n').map(|(i, _)| i).collect());
+        let newlines = self.newlines.get_or_insert_with(|| memchr::memchr_iter(b'\n', text.as_bytes()).collect());
         let line = newlines.partition_point(|&n| n < at);
         let line_start = if line == 0 { 0 } else { newlines[line - 1] + 1 };
         let chars = self.chars.get_or_insert_with(|| char_marks(text));
