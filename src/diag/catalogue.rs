@@ -264,8 +264,11 @@ catalogue! {
         UNKNOWN_KEY = "clawc::pod::unknown_key" (Pod, Warning, Input)
             "An x-claw key no Clawdapus grammar knows; it is ignored."
             "unknown service x-claw key `agnet`";
+        MISSPELT_GRANT_KEY = "clawc::pod::misspelt_grant_key" (Pod, Error, Input)
+            "An unknown x-claw key within two edits of a grant key (`tools`, `feeds`, `surfaces`, `memory`, `tool-policy` on a service; their `*-defaults` on the pod). An error, not a warning: ignored, the misspelt grant would leave the service with the pod's defaults, so a typo could widen access."
+            "service \"reporter\": unknown x-claw key `tool` looks like the grant key `tools` misspelt";
         MISPLACED_KEY = "clawc::pod::misplaced_key" (Pod, Error, Input)
-            "A pod-level x-claw field is declared on a service."
+            "A pod-level x-claw field is declared on a service: `alert-webhooks`, `alert-mentions`, or a grant default (`tools-defaults`, …), which the service would ignore and inherit instead."
             "service \"trader\": \"tool-policy-defaults\" is a pod-level field and cannot be declared on a service";
         IGNORED = "clawc::pod::ignored" (Pod, Warning, Input)
             "A value clawc reads but cannot honour, so it is ignored."

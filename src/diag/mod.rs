@@ -310,6 +310,27 @@ pub(crate) fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item 
     best.map(|(_, c)| c)
 }
 
+/// The candidate `needle` is at most `max` edits from (insertions, deletions,
+/// substitutions and swaps of neighbours, i.e. the optimal string alignment distance),
+/// the nearest first and then the first in `candidates` order; `None` if none is.
+///
+/// Unlike [`did_you_mean`] (a similarity score, for suggestions), this is a rule: a key
+/// this close to a grant key is treated as that key misspelt. Only candidates whose length
+/// is within `max` of the needle's are compared, so a hostile long key costs nothing.
+pub(crate) fn within_edits<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, max: usize) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if needle.len().abs_diff(c.len()) > max || c == needle {
+            continue;
+        }
+        let d = strsim::osa_distance(needle, c);
+        if d <= max && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// `help` text with a "did you mean" when a candidate is close.
 pub(crate) fn suggest<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, fallback: impl Into<String>) -> String {
     match did_you_mean(needle, candidates) {
@@ -360,6 +381,19 @@ mod tests {
         let text = render(&d.to_report(&sources));
         assert!(!text.contains("s3cret"), "{text}");
         assert!(text.contains("at .env:2:1") && text.contains("first here: .env:1:1"), "{text}");
+    }
+
+    #[test]
+    fn within_edits_is_a_bounded_distance_rule() {
+        let keys = ["tools", "feeds", "tool-policy", "tools-defaults"];
+        assert_eq!(within_edits("tool", keys, 2), Some("tools"));
+        assert_eq!(within_edits("toosl", keys, 2), Some("tools"));
+        assert_eq!(within_edits("Tools", keys, 2), Some("tools"));
+        assert_eq!(within_edits("tools-defautls", keys, 2), Some("tools-defaults"));
+        assert_eq!(within_edits("tool_policy", keys, 2), Some("tool-policy"));
+        assert_eq!(within_edits("agnet", keys, 2), None);
+        assert_eq!(within_edits("tools", keys, 2), None, "a key is not its own misspelling");
+        assert_eq!(within_edits(&"t".repeat(100_000), keys, 2), None);
     }
 
     #[test]

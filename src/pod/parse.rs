@@ -64,6 +64,20 @@ const POD_KEYS: &[&str] = &[
     "alert-webhooks",
     "alert-mentions",
 ];
+/// The keys that grant access, each with its pod-level default. Ignored (misspelt, or a
+/// default written on a service), such a key would leave the agent with the pod's
+/// defaults instead of what was written: a typo would widen access, so near-misses of
+/// these are errors where other unknown keys are warnings.
+const GRANT_KEYS: &[(&str, &str)] = &[
+    ("tools", "tools-defaults"),
+    ("feeds", "feeds-defaults"),
+    ("surfaces", "surfaces-defaults"),
+    ("memory", "memory-defaults"),
+    ("tool-policy", "tool-policy-defaults"),
+];
+/// Edits (see [`crate::diag::within_edits`]) within which an unknown key is a grant key
+/// misspelt.
+const MAX_GRANT_KEY_EDITS: usize = 2;
 /// Pod-level keys that are an error (not just unknown) on a service.
 const MISPLACED: &[&str] = &["alert-webhooks", "alert-mentions"];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
@@ -182,12 +196,18 @@ impl Cx<'_> {
         }
     }
 
-    fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], whose: &str) {
+    /// Warns about keys no Clawdapus grammar knows, except near-misses of a grant key,
+    /// which are errors (see [`GRANT_KEYS`]). `service` is `None` at pod level.
+    fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], service: Option<&str>) {
         for (k, _) in map {
             let Some(key) = k.as_str() else { continue };
             if known.contains(&key) || MISPLACED.contains(&key) {
                 continue;
             }
+            if self.misspelt_grant_key(key, k.loc, service) {
+                continue;
+            }
+            let whose = if service.is_some() { "service-level" } else { "pod-level" };
             let help = suggest(key, known.iter().copied(), format!("known keys: {}", known.join(", ")));
             self.diags.push(
                 Diagnostic::warning(diags::UNKNOWN_KEY, format!("unknown {whose} x-claw key `{key}`"))
@@ -196,6 +216,41 @@ impl Cx<'_> {
                     .help(help),
             );
         }
+    }
+
+    /// An unknown `key` that is a grant key misspelt (within [`MAX_GRANT_KEY_EDITS`] of
+    /// one), or a pod-level grant default written on a service: reported as an error,
+    /// since either would be ignored and the agent would inherit the pod's defaults.
+    fn misspelt_grant_key(&mut self, key: &str, loc: Loc, service: Option<&str>) -> bool {
+        let Some(service) = service else {
+            let defaults = GRANT_KEYS.iter().map(|(_, d)| *d);
+            let Some(meant) = crate::diag::within_edits(key, defaults, MAX_GRANT_KEY_EDITS) else { return false };
+            let own = GRANT_KEYS.iter().find(|(_, d)| *d == meant).map_or(meant, |(k, _)| *k);
+            let msg = format!("unknown pod-level x-claw key `{key}` looks like the grant key `{meant}` misspelt");
+            let help = format!(
+                "did you mean `{meant}`? An unknown key is ignored, so what is written here would silently not be the pod's `{meant}`, which every agent that does not declare `{own}` inherits; a key this close to a grant key is an error, not a warning"
+            );
+            self.diags.push(Diagnostic::error(diags::MISSPELT_GRANT_KEY, msg).at(loc).label(format!("did you mean `{meant}`?")).help(help));
+            return true;
+        };
+        if let Some((own, _)) = GRANT_KEYS.iter().find(|(_, d)| *d == key) {
+            let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");
+            let help = format!(
+                "on a service it would be ignored, and the service would inherit the pod's `{key}`; write `{own}:` to set this service's own grants, or move it under the pod's top-level `x-claw`"
+            );
+            self.diags.push(Diagnostic::error(diags::MISPLACED_KEY, msg).at(loc).label("a pod-level key").help(help));
+            return true;
+        }
+        let candidates = GRANT_KEYS.iter().flat_map(|(k, d)| [*k, *d]);
+        let Some(near) = crate::diag::within_edits(key, candidates, MAX_GRANT_KEY_EDITS) else { return false };
+        // On a service, a near-miss of `tools-defaults` still means the service's `tools`.
+        let meant = GRANT_KEYS.iter().find(|(k, d)| *k == near || *d == near).map_or(near, |(k, _)| *k);
+        let msg = format!("service \"{service}\": unknown x-claw key `{key}` looks like the grant key `{meant}` misspelt");
+        let help = format!(
+            "did you mean `{meant}`? An unknown key is ignored, so this service would silently inherit the pod's `{meant}-defaults` instead of what is written here; a key this close to a grant key is an error, not a warning"
+        );
+        self.diags.push(Diagnostic::error(diags::MISSPELT_GRANT_KEY, msg).at(loc).label(format!("did you mean `{meant}`?")).help(help));
+        true
     }
 
     fn pod(&mut self, root: &Node) -> Option<Pod> {
@@ -276,7 +331,7 @@ impl Cx<'_> {
     fn pod_claw(&mut self, x: &Node) -> (String, Defaults) {
         let mut d = Defaults::default();
         let Some(map) = self.map(x, "x-claw") else { return (String::new(), d) };
-        self.unknown_keys(map, POD_KEYS, "pod-level");
+        self.unknown_keys(map, POD_KEYS, None);
         let name = x.get("pod").and_then(|n| self.interp(n, "x-claw.pod")).map(|s| s.value).unwrap_or_default();
         let from_defaults = Origin::Defaults { spread: None };
         d.surfaces = x.get("surfaces-defaults").and_then(|n| self.default_items(n, "surfaces-defaults", Self::surface));
@@ -438,7 +493,7 @@ impl Cx<'_> {
     fn claw(&mut self, service: &str, x: &Node, d: &Defaults) -> Option<Claw> {
         if !x.is_null() {
             let map = self.map(x, "x-claw")?;
-            self.unknown_keys(map, SERVICE_KEYS, "service-level");
+            self.unknown_keys(map, SERVICE_KEYS, Some(service));
             for &key in MISPLACED {
                 if let Some(k) = x.key_node(key) {
                     let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");

@@ -1,0 +1,71 @@
+//! Grants that a typo cannot widen, and the diagnostics around grants: what each says,
+//! where it points, and that nothing is written when one is an error.
+
+use super::harness::{Pod, http_descriptor};
+
+#[track_caller]
+fn fails(pod: &Pod, extra: &[&str], code: &str, msg: &str) -> serde_json::Value {
+    let run = pod.compile(extra);
+    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(!pod.out_exists(), "a failed compile wrote output");
+    run.assert_error(code, msg)
+}
+
+#[track_caller]
+fn at(d: &serde_json::Value, line: u64, column: u64) {
+    assert_eq!((d["file"].as_str(), d["line"].as_u64(), d["column"].as_u64()), (Some("claw-pod.yml"), Some(line), Some(column)), "{d}");
+}
+
+const DEFAULTS: &str = "x-claw:\n  tools-defaults: [api]\nservices:\n  api:\n    build: ./api\n  reporter:\n    image: r\n    x-claw:\n      cllama: passthrough\n";
+
+#[test]
+fn a_misspelt_tools_key_is_an_error_not_an_inherited_grant() {
+    // `tool: []` meant `tools: []`; ignored, reporter would inherit tools-defaults.
+    let pod = Pod::new(&format!("{DEFAULTS}      tool: []\n")).file("api/.claw-describe.json", &http_descriptor(&["quote"]));
+    let d = fails(
+        &pod,
+        &[],
+        "clawc::pod::misspelt_grant_key",
+        "service \"reporter\": unknown x-claw key `tool` looks like the grant key `tools` misspelt",
+    );
+    at(&d, 10, 7);
+    let help = d["help"].as_str().unwrap();
+    assert!(help.starts_with("did you mean `tools`?") && help.contains("silently inherit the pod's `tools-defaults`"), "{help}");
+    // Spelt right, it compiles and grants nothing.
+    let pod = Pod::new(&format!("{DEFAULTS}      tools: []\n")).file("api/.claw-describe.json", &http_descriptor(&["quote"]));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!pod.path("out/context/reporter/tools.json").exists());
+}
+
+#[test]
+fn near_misses_of_every_grant_key_are_errors_and_other_keys_warnings() {
+    for (key, meant) in [
+        ("toosl", "tools"),
+        ("Tools", "tools"),
+        ("feed", "feeds"),
+        ("surface", "surfaces"),
+        ("memry", "memory"),
+        ("tool-polcy", "tool-policy"),
+    ] {
+        let pod = Pod::new(&format!("{DEFAULTS}      {key}: []\n"));
+        let d = fails(&pod, &[], "clawc::pod::misspelt_grant_key", &format!("`{key}` looks like the grant key `{meant}` misspelt"));
+        at(&d, 10, 7);
+    }
+    // At pod level, the defaults' own names.
+    let pod = Pod::new("x-claw:\n  feeds-defualts: [prices]\nservices:\n  a:\n    image: a\n");
+    let d = fails(&pod, &[], "clawc::pod::misspelt_grant_key", "`feeds-defualts` looks like the grant key `feeds-defaults` misspelt");
+    at(&d, 2, 3);
+    // A grant default written on a service would be ignored too.
+    let pod = Pod::new(&format!("{DEFAULTS}      tools-defaults: []\n"));
+    let d = fails(&pod, &[], "clawc::pod::misplaced_key", "\"tools-defaults\" is a pod-level field and cannot be declared on a service");
+    at(&d, 10, 7);
+    assert!(d["help"].as_str().unwrap().contains("write `tools:`"), "{d}");
+    // Farther keys stay warnings.
+    let pod = Pod::new(&format!("{DEFAULTS}      tools: []\n      agnet: ./AGENTS.md\n"))
+        .file("api/.claw-describe.json", &http_descriptor(&["quote"]));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.codes(), ["clawc::pod::unknown_key"]);
+}
