@@ -170,11 +170,11 @@ impl<'a> Resolver<'a> {
         let Some(claw) = &svc.claw else { return Vec::new() };
         let mut seen = HashSet::new();
         let mut out = Vec::new();
-        for (i, g) in claw.tools.iter().enumerate() {
+        for g in &claw.tools {
             let target = &g.service.value;
             let reg: &'a Registry = self.reg;
             let Some(desc) = reg.services.get(target).map(|d| &d.descriptor).filter(|d| !d.tools.is_empty()) else {
-                self.unknown_service(svc, i, target, g.service.loc);
+                self.unknown_service(svc, &g.path, target, g.service.loc);
                 continue;
             };
             let indices: Vec<usize> = match &g.allow {
@@ -215,8 +215,8 @@ impl<'a> Resolver<'a> {
         false
     }
 
-    fn unknown_service(&mut self, svc: &Service, i: usize, target: &str, loc: Loc) {
-        let msg = format!("service \"{}\": tool policy {i} references unknown tool service \"{target}\"", svc.name);
+    fn unknown_service(&mut self, svc: &Service, path: &str, target: &str, loc: Loc) {
+        let msg = format!("service \"{}\": {path} references unknown tool service \"{target}\"", svc.name);
         let help = match (self.pod.services.get(target), self.reg.services.get(target)) {
             (Some(_), Some(_)) => format!("the descriptor of \"{target}\" declares no tools"),
             (Some(_), None) => format!(

@@ -257,10 +257,10 @@ catalogue! {
             "count: two";
         REQUIRED = "clawc::pod::required" (Pod, Error, Input)
             "A required x-claw field is missing."
-            "feed 0: source is required";
+            "feeds[0]: source is required";
         INVALID_VALUE = "clawc::pod::invalid_value" (Pod, Error, Input)
             "An x-claw value has the right type but is not allowed (empty, not positive, a bad URI, `...` in pod defaults)."
-            "feed 0: path \"prices\" must start with '/'";
+            "feeds[0]: path \"prices\" must start with '/'";
         UNKNOWN_KEY = "clawc::pod::unknown_key" (Pod, Warning, Input)
             "An x-claw key no Clawdapus grammar knows; it is ignored."
             "unknown service x-claw key `agnet`";
@@ -454,7 +454,7 @@ catalogue! {
     mod grant {
         UNKNOWN_TOOL_SERVICE = "clawc::grant::unknown_tool_service" (Grant, Error, Input)
             "A tool policy names a service that is not described or declares no tools."
-            "service \"trader\": tool policy 0 references unknown tool service \"tradng-api\"";
+            "service \"trader\": tools[0] references unknown tool service \"tradng-api\"";
         UNKNOWN_TOOL = "clawc::grant::unknown_tool" (Grant, Error, Input)
             "A tool policy allows a tool its service does not declare."
             "service \"trader\": tool policy for \"trading-api\" references unknown tool \"excute_trade\"";

@@ -160,6 +160,9 @@ pub struct Grant {
     pub allow: Allow,
     pub loc: Loc,
     pub origin: Origin,
+    /// Where it is written, as a key path: `tools[2]`, or `tools-defaults[0]` for a pod
+    /// default (0-based, as the entry's position in that list).
+    pub path: String,
 }
 
 #[derive(Clone, Debug)]

@@ -69,3 +69,29 @@ fn near_misses_of_every_grant_key_are_errors_and_other_keys_warnings() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(run.codes(), ["clawc::pod::unknown_key"]);
 }
+
+/// A grant is named by its key path as written, so a grant spliced in from the defaults
+/// is not given its position in the expanded list.
+#[test]
+fn grants_are_named_by_their_key_path_as_written() {
+    let pod = Pod::new(
+        "x-claw:\n  tools-defaults:\n    - api\n    - apx\nservices:\n  api:\n    build: ./api\n  a:\n    image: a\n    x-claw:\n      cllama: passthrough\n      tools: [api, ..., apz]\n  b:\n    image: b\n    x-claw:\n      cllama: passthrough\n      tools:\n        - service: api\n          allow: []\n",
+    )
+    .file("api/.claw-describe.json", &http_descriptor(&["quote"]));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(!pod.out_exists());
+    let d = run.assert_error("clawc::pod::invalid_value", "tools[0]: allow must not be empty");
+    at(&d, 19, 18);
+    // Clawdapus parses a service only when the pod has no parse error: fix b, then resolve.
+    let fixed = std::fs::read_to_string(pod.path("claw-pod.yml")).unwrap().replace("allow: []", "allow: [quote]");
+    std::fs::write(pod.path("claw-pod.yml"), fixed).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let d =
+        run.assert_error("clawc::grant::unknown_tool_service", "service \"a\": tools-defaults[1] references unknown tool service \"apx\"");
+    at(&d, 4, 7);
+    let d = run.assert_error("clawc::grant::unknown_tool_service", "service \"a\": tools[2] references unknown tool service \"apz\"");
+    at(&d, 12, 25);
+    assert_eq!(run.codes().len(), 2, "b declares its own tools and inherits nothing: {}", run.stdout);
+}
