@@ -95,3 +95,21 @@ fn grants_are_named_by_their_key_path_as_written() {
     at(&d, 12, 25);
     assert_eq!(run.codes().len(), 2, "b declares its own tools and inherits nothing: {}", run.stdout);
 }
+
+/// The label of a diagnostic about a grant covers the grant, not the next key too.
+#[test]
+fn an_auth_env_label_ends_with_its_grant() {
+    let desc = r#"{"version":2,"description":"api","auth":{"type":"bearer","env":"API_TOKEN"},"tools":[{"name":"quote","description":"q","inputSchema":{"type":"object"},"http":{"method":"GET","path":"/q"}}]}"#;
+    let pod = Pod::new(
+        "services:\n  agent:\n    image: a\n    x-claw:\n      cllama: passthrough\n      tools:\n        - service: api\n          allow: [quote]   # the grant\n\n      feeds: []\n  api:\n    build: ./api\n",
+    )
+    .file("api/.claw-describe.json", desc);
+    let o = super::harness::clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("clawc::grant::auth_env"), "{stderr}");
+    let drawn: Vec<&str> = stderr.lines().filter(|l| l.contains("─▶")).collect();
+    assert_eq!(drawn.len(), 2, "{stderr}");
+    assert!(drawn[0].ends_with("- service: api") && drawn[1].ends_with("allow: [quote]   # the grant"), "{stderr}");
+    assert!(!pod.out_exists());
+}
