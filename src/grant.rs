@@ -117,7 +117,9 @@ pub(crate) fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) ->
     let mut plans = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
-        r.require_cllama(svc);
+        if !r.provider_is_agent(svc) {
+            r.require_cllama(svc);
+        }
         let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
         plans.insert(name.clone(), plan);
     }
@@ -148,6 +150,58 @@ impl<'a> Resolver<'a> {
         }
         self.suggestions_left -= 1;
         suggest(needle, candidates, fallback)
+    }
+
+    /// A service whose x-claw holds only `describe-file` looks like a tool provider, but it
+    /// is an agent (Clawdapus: any service with x-claw is agent-managed) and inherits the
+    /// pod's grant defaults. Without a cllama proxy that is an error (Clawdapus refuses it:
+    /// tools and memory need cllama; clawc would run the tools natively with no runner),
+    /// reported here, in place of the runner or memory errors that would otherwise point
+    /// at the defaults and advise adding cllama to the provider. With a proxy it compiles
+    /// as an agent, with a warning. Returns whether an error was reported.
+    fn provider_is_agent(&mut self, svc: &Service) -> bool {
+        let Some(claw) = svc.claw.as_ref().filter(|c| c.describe_only) else { return false };
+        let Some(file) = &claw.describe_file else { return false };
+        let feed_loc = |f: &FeedEntry| match f {
+            FeedEntry::Inline(f) => f.loc,
+            FeedEntry::ByName(n) => n.loc,
+        };
+        let inherited: Vec<(&str, Loc)> = [
+            ("tools-defaults", claw.tools.first().map(|g| g.loc)),
+            ("feeds-defaults", claw.feeds.first().map(feed_loc)),
+            ("memory-defaults", claw.memory.as_ref().map(|m| m.loc)),
+        ]
+        .into_iter()
+        .filter_map(|(k, loc)| Some((k, loc?)))
+        .collect();
+        if inherited.is_empty() {
+            return false;
+        }
+        let name = &svc.name;
+        let keys: Vec<&str> = inherited.iter().map(|(k, _)| *k).collect();
+        let msg = format!(
+            "service \"{name}\" is an agent because it has x-claw (only describe-file), so it inherits the pod's {}",
+            keys.join(" and ")
+        );
+        let provider = format!(
+            "if \"{name}\" provides tools rather than using them, describe it without x-claw: `--descriptor {name}={}`, or a build context (`build:` holding .claw-describe.json or a Dockerfile `LABEL claw.describe`), and remove its x-claw block",
+            file.value
+        );
+        let error = claw.cllama.is_empty();
+        let d = if error {
+            Diagnostic::error(codes::PROVIDER_IS_AGENT, format!("{msg}, and it has no cllama proxy to run them through")).help(format!(
+                "{provider}; if it is meant to be an agent that takes nothing, give it `tools: []`, `feeds: []` and `memory: null`"
+            ))
+        } else {
+            Diagnostic::warning(codes::PROVIDER_IS_AGENT, format!("{msg} and is compiled as an agent with them"))
+                .help(format!("{provider}; to keep it an agent that takes nothing, give it `tools: []`, `feeds: []` and `memory: null`"))
+        };
+        let mut d = d.at(file.loc).label("its only x-claw key");
+        for (key, loc) in inherited {
+            d = d.also(loc, format!("inherited from {key}"));
+        }
+        self.diags.push(d);
+        error
     }
 
     /// Memory is recalled and retained by the cllama proxy around each inference turn; a

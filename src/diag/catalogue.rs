@@ -467,6 +467,9 @@ catalogue! {
         REQUIRES_CLLAMA = "clawc::grant::requires_cllama" (Grant, Error, Input)
             "Memory on a service without `cllama`: memory is mediated-only (tools on such a service run natively)."
             "add `cllama: passthrough` to this service's x-claw";
+        PROVIDER_IS_AGENT = "clawc::grant::provider_is_agent" (Grant, Either, Input)
+            "A service whose only x-claw key is `describe-file` inherits grants from the pod's `*-defaults`: as in Clawdapus, any service with x-claw is an agent. An error when it has no cllama proxy (Clawdapus refuses it too), else a warning (it compiles as an agent)."
+            "service \"api\" is an agent because it has x-claw (only describe-file), so it inherits the pod's tools-defaults, and it has no cllama proxy to run them through";
         AUTH_ENV = "clawc::grant::auth_env" (Grant, Error, Input)
             "A provider's auth needs a variable the consuming service's environment does not give."
             "service env has no value for \"API_TOKEN\" (required by descriptor auth.env for bearer auth)";

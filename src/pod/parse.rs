@@ -542,10 +542,12 @@ impl Cx<'_> {
         let tools_declared = x.get("tools").is_some();
         let (persona, include) = (self.persona(x.get("persona")), self.includes(service, x.get("include")));
         let handles = self.handles(service, count, x.get("handles"), d.handles.as_ref());
+        let describe_only = describe_file.is_some() && x.as_map().is_some_and(|m| m.len() == 1);
         Some(Claw {
             loc: x.loc,
             role,
             describe_file,
+            describe_only,
             cllama,
             count,
             surfaces,

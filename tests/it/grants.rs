@@ -113,3 +113,84 @@ fn an_auth_env_label_ends_with_its_grant() {
     assert!(drawn[0].ends_with("- service: api") && drawn[1].ends_with("allow: [quote]   # the grant"), "{stderr}");
     assert!(!pod.out_exists());
 }
+
+const PROVIDER: &str = "x-claw:\n  tools-defaults: [api]\nservices:\n  agent:\n    image: agent\n    x-claw:\n      cllama: passthrough\n  api:\n    image: api\n";
+
+/// A provider with only `x-claw.describe-file` is an agent (as in Clawdapus) and inherits
+/// `tools-defaults`. The error is about that, at its describe-file, with the right fixes;
+/// not a runner or cllama error at the defaults line.
+#[test]
+fn a_provider_described_by_describe_file_is_an_agent() {
+    let api = http_descriptor(&["quote"]);
+    let pod = Pod::new(&format!("{PROVIDER}    x-claw:\n      describe-file: api.json\n")).file("api.json", &api);
+    let d = fails(
+        &pod,
+        &[],
+        "clawc::grant::provider_is_agent",
+        "service \"api\" is an agent because it has x-claw (only describe-file), so it inherits the pod's tools-defaults, and it has no cllama proxy to run them through",
+    );
+    at(&d, 11, 22);
+    assert_eq!(d["related"][0]["line"], 2, "{d}");
+    let help = d["help"].as_str().unwrap();
+    assert!(help.contains("`--descriptor api=api.json`") && help.contains("give it `tools: []`") && !help.contains("cllama"), "{help}");
+    assert_eq!(pod.compile(&[]).codes(), ["clawc::grant::provider_is_agent"], "no runner or cllama error besides");
+
+    // Each fix compiles, with one agent.
+    let agents = |run: &super::harness::Run| {
+        let summary: serde_json::Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+        summary["summary"]["agents"].as_u64()
+    };
+    let described = Pod::new(PROVIDER).file("api.json", &api);
+    let run = described.compile(&["--descriptor", "api=api.json"]);
+    assert_eq!((run.code, agents(&run)), (0, Some(1)), "{}", run.stdout);
+    assert!(described.path("out/context/agent/tools.json").exists());
+    let built = Pod::new(&format!("{PROVIDER}    build: ./api\n")).file("api/.claw-describe.json", &api);
+    let run = built.compile(&[]);
+    assert_eq!((run.code, agents(&run)), (0, Some(1)), "{}", run.stdout);
+    // Kept an agent that takes nothing: two agents, no error.
+    let opted_out = Pod::new(&format!("{PROVIDER}    x-claw:\n      describe-file: api.json\n      tools: []\n")).file("api.json", &api);
+    let run = opted_out.compile(&[]);
+    assert_eq!((run.code, agents(&run)), (0, Some(2)), "{}", run.stdout);
+    assert!(run.codes().is_empty(), "{}", run.stdout);
+}
+
+/// With a cllama proxy (from `cllama-defaults`) such a provider compiles, as Clawdapus
+/// compiles it: an agent granted the defaults. A warning says so.
+#[test]
+fn a_describe_file_provider_with_a_proxy_is_warned_about() {
+    let pod = Pod::new(&format!(
+        "x-claw:\n  cllama-defaults: {{proxy: [passthrough]}}\n{}    x-claw:\n      describe-file: api.json\n",
+        PROVIDER.trim_start_matches("x-claw:\n")
+    ))
+    .file("api.json", &http_descriptor(&["quote"]));
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let d = run.diagnostics().into_iter().find(|d| d["code"] == "clawc::grant::provider_is_agent").expect("a warning");
+    assert_eq!(d["severity"], "warning");
+    assert!(d["message"].as_str().unwrap().ends_with("is compiled as an agent with them"), "{d}");
+    at(&d, 12, 22);
+    assert!(pod.path("out/context/api/tools.json").exists(), "compiled as an agent, as Clawdapus does");
+}
+
+/// `examples/minimal` says it has one agent, and compiles one.
+#[test]
+fn the_minimal_example_has_one_agent() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/minimal");
+    let work = tempfile::tempdir().unwrap();
+    for (rel, bytes) in super::harness::tree(&root) {
+        let p = work.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    let o = super::harness::clawc()
+        .current_dir(work.path())
+        .args(["compile", "claw-pod.yml", "-o", "out", "--images", "none", "--format", "json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(r#""agents":1,"#) && stdout.contains(r#""warnings":0"#), "{stdout}");
+    let out = super::harness::tree(&work.path().join("out"));
+    let contexts: Vec<&str> = out.keys().filter(|k| k.starts_with("context/")).map(String::as_str).collect();
+    assert_eq!(contexts, ["context/assistant/CLAWDAPUS.md", "context/assistant/tools.json"]);
+}
