@@ -329,7 +329,7 @@ catalogue! {
             "An input named by the pod, a descriptor or the command line does not exist."
             "pod file `claw-pod.yml` does not exist";
         PATH_ESCAPE = "clawc::source::path_escape" (Source, Error, Input)
-            "An input resolves outside the input root (or its build context), or is a symlink loop."
+            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), or is a symlink loop."
             "`../../etc/passwd` resolves outside the input root `/repo`";
         NO_SIDECAR_DESCRIPTOR = "clawc::source::no_sidecar_descriptor" (Source, Error, Input)
             "A stdio MCP sidecar has no descriptor snapshot."
@@ -341,7 +341,7 @@ catalogue! {
             "`--descriptor SERVICE=PATH` names a service the pod does not have."
             "--descriptor names \"tradng-api\", which is not a service of this pod";
         SKILL_NOT_FOUND = "clawc::source::skill_not_found" (Source, Error, Input)
-            "A descriptor's `skill` is not in the service's build context."
+            "A descriptor's `skill` is not where it is resolved: the service's build context, else the descriptor file's directory."
             "descriptor skill \"skills/api.md\" was not found in the build context";
         INVALID_SKILL_NAME = "clawc::source::invalid_skill_name" (Source, Error, Input)
             "A skill path does not end in a file name."
