@@ -134,6 +134,16 @@ pub struct Info {
     pub exit: Exit,
     pub explanation: &'static str,
     pub example: &'static str,
+    /// Why a diagnostic of this code has no file position, for the codes that never have
+    /// one (about a command-line argument, a value, an output); empty for the others.
+    pub unlocated: &'static [&'static str],
+}
+
+impl Info {
+    /// Why this code's diagnostics have no file position, when they never have one.
+    pub fn unlocated(&self) -> Option<&'static str> {
+        self.unlocated.first().copied()
+    }
 }
 
 /// A diagnostic code: one row of the catalogue. Compares, orders and hashes as its
@@ -192,10 +202,12 @@ impl serde::Serialize for Code {
 }
 
 /// The table. Each block is a module of consts (`NAME = "code" (pass, raised, exit)
-/// "explanation" "example";`), re-exported by the pass that raises them.
+/// "explanation" "example";`), re-exported by the pass that raises them. A code whose
+/// diagnostics never have a file position says why after its exit class:
+/// `(pass, raised, exit, "it is about a command-line argument")`.
 macro_rules! catalogue {
     ($( $(#[$meta:meta])* mod $module:ident { $(
-        $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident) $explanation:literal $example:literal;
+        $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident $(, $unlocated:literal)?) $explanation:literal $example:literal;
     )* } )*) => {
         $( $(#[$meta])* pub(crate) mod $module {
             use super::{Code, Exit, Info, Pass, Raised};
@@ -208,6 +220,7 @@ macro_rules! catalogue {
                     exit: Exit::$exit,
                     explanation: $explanation,
                     example: $example,
+                    unlocated: &[$($unlocated)?],
                 });
             )*
         } )*
@@ -337,7 +350,7 @@ catalogue! {
         STALE_SNAPSHOT = "clawc::source::stale_snapshot" (Source, Warning, Input)
             "A discovered descriptor is older than what it describes."
             "service \"files\" discovered descriptor is stale; run 'claw discover files' to refresh .claw-discovered";
-        UNKNOWN_SERVICE = "clawc::source::unknown_service" (Source, Error, Input)
+        UNKNOWN_SERVICE = "clawc::source::unknown_service" (Source, Error, Input, "it is about a command-line argument")
             "`--descriptor SERVICE=PATH` names a service the pod does not have."
             "--descriptor names \"tradng-api\", which is not a service of this pod";
         SKILL_NOT_FOUND = "clawc::source::skill_not_found" (Source, Error, Input)
@@ -503,13 +516,13 @@ catalogue! {
     /// `crate::secrets::codes`.
     mod secrets {
         LEAK = "clawc::secrets::leak" (Secrets, Error, Input)
-            "A resolved token value would be written outside the auth of tools.json, feeds.json or memory.json; nothing is written."
+            "A resolved token value would be written outside the auth of tools.json, feeds.json or memory.json; nothing is written. It points at the input the value is found in (`.env` when a placeholder carries it), as `file:line:column` without the line's text; with no position when the value comes from the process environment alone."
             "the secret value of API_TOKEN would be written to `trader/AGENTS.md`";
-        TOO_SHORT = "clawc::secrets::too_short_to_scan" (Secrets, Warning, Input)
+        TOO_SHORT = "clawc::secrets::too_short_to_scan" (Secrets, Warning, Input, "it is about a value, which is never shown")
             "A token value too short to scan artifacts for without false hits."
             "the value of PIN is shorter than 8 characters, so artifacts are not scanned for it";
-        COMMITTED = "clawc::secrets::committed_secret" (Secrets, Error, Check)
-            "`--check`: the committed tree holds the literal value of a token."
+        COMMITTED = "clawc::secrets::committed_secret" (Secrets, Error, Check, "the committed file is not an input; the help gives the line and column of the first hit")
+            "`--check`: the committed tree holds the literal value of a token (never shown)."
             "`trader/tools.json` holds the literal value of API_TOKEN";
     }
 
@@ -543,10 +556,10 @@ catalogue! {
 
     /// `crate::access::codes`.
     mod access {
-        UNKNOWN_AGENT = "clawc::access::unknown_agent" (Access, Error, Input)
+        UNKNOWN_AGENT = "clawc::access::unknown_agent" (Access, Error, Input, "it is about a command-line argument")
             "`explain` names an agent the pod does not have."
             "\"tradr\" is not an agent of this pod";
-        UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input)
+        UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input, "it is about a command-line argument")
             "`explain` or `who-can` names a tool or tool service the pod does not have."
             "\"trading-api.excute_trade\" is not a tool of this pod";
     }
@@ -633,8 +646,12 @@ pub fn markdown() -> String {
          may match on them. *Raised* says whether the code is an error, a warning, or either\n\
          (the explanation says when). *Exit* is the exit code an error of that code leads to:\n\
          2 for invalid inputs, 3 for an environment failure (3 wins when both occur), 1 for a\n\
-         `--check` finding; a warning alone never fails a run. `clawc explain-code CODE`\n\
-         prints one row. See [the guide](guide.md#diagnostics) for how diagnostics are printed.\n",
+         `--check` finding; a warning alone never fails a run. A diagnostic about a place in\n\
+         an input file has its file, line and column. *No file position* marks the codes that\n\
+         never have one, and says why; a diagnostic of another code about something that is\n\
+         not an input file (an output, an image, a missing file) names it in its message.\n\
+         `clawc explain-code CODE` prints one row. See [the guide](guide.md#diagnostics) for\n\
+         how diagnostics are printed.\n",
     );
     for pass in Pass::ALL {
         let codes: Vec<&Info> = ALL.iter().map(|c| c.info()).filter(|i| i.pass == pass).collect();
@@ -650,7 +667,11 @@ pub fn markdown() -> String {
                 Raised::Either => "error or warning",
             };
             let exit = if i.raised == Raised::Warning { "—".to_string() } else { i.exit.code().to_string() };
-            out.push_str(&format!("| `{}` | {raised} | {exit} | {} | {} |\n", i.code, cell(i.explanation), code_cell(i.example)));
+            let explanation = match i.unlocated() {
+                Some(why) => format!("{} *No file position: {why}.*", i.explanation),
+                None => i.explanation.to_string(),
+            };
+            out.push_str(&format!("| `{}` | {raised} | {exit} | {} | {} |\n", i.code, cell(&explanation), code_cell(i.example)));
         }
     }
     out
@@ -683,6 +704,14 @@ mod tests {
             assert!(!c.info().explanation.is_empty() && !c.info().example.is_empty(), "{c}: document it");
             assert_eq!(Code::find(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn codes_without_a_file_position_say_why() {
+        assert_eq!(access::UNKNOWN_AGENT.info().unlocated(), Some("it is about a command-line argument"));
+        assert!(secrets::COMMITTED.info().unlocated().is_some_and(|w| w.contains("line and column")));
+        assert_eq!(grant::AUTH_ENV.info().unlocated(), None);
+        assert!(markdown().contains("*No file position: it is about a value, which is never shown.*"));
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct Diagnostic {
     /// Secondary locations, each with its label ("first declared here").
     pub related: Vec<(Loc, String)>,
     pub help: Option<String>,
+    /// The span may hold a secret value: printed as `file:line:column`, never drawn.
+    pub no_snippet: bool,
 }
 
 impl Diagnostic {
@@ -45,7 +47,7 @@ impl Diagnostic {
 
     fn new(code: Code, severity: Severity, message: String) -> Self {
         debug_assert!(code.allows(severity), "the catalogue does not raise {code} as a {severity:?}");
-        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None }
+        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None, no_snippet: false }
     }
 
     pub fn at(mut self, loc: Loc) -> Self {
@@ -75,6 +77,13 @@ impl Diagnostic {
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// The location is shown as `file:line:column` and its text never drawn (it may hold
+    /// a secret value), as for a sensitive file.
+    pub fn no_snippet(mut self) -> Self {
+        self.no_snippet = true;
         self
     }
 
@@ -190,7 +199,7 @@ impl Diagnostic {
         let mut src = None;
         let mut message = self.message.clone();
         let mut drawn = None;
-        if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive || long_line(sources, l)) {
+        if let Some(loc) = self.loc.filter(|l| self.no_snippet || sources.get(l.file).sensitive || long_line(sources, l)) {
             message = format!("{message}\n  at {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
         } else if let Some(loc) = self.loc {
             let file = sources.get(loc.file);
@@ -202,7 +211,7 @@ impl Diagnostic {
             }
         }
         for (loc, text) in &self.related {
-            if drawn == Some(loc.file) && loc.span != Span::FILE && !long_line(sources, loc) {
+            if drawn == Some(loc.file) && loc.span != Span::FILE && !long_line(sources, loc) && !self.no_snippet {
                 labels.push(miette::LabeledSpan::new(Some(text.clone()), loc.span.start, loc.span.end - loc.span.start));
             } else {
                 message = format!("{message}\n  {text}: {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);

@@ -194,3 +194,61 @@ fn the_minimal_example_has_one_agent() {
     let contexts: Vec<&str> = out.keys().filter(|k| k.starts_with("context/")).map(String::as_str).collect();
     assert_eq!(contexts, ["context/assistant/CLAWDAPUS.md", "context/assistant/tools.json"]);
 }
+
+fn bearer_pod(description: &str) -> Pod {
+    let desc = http_descriptor(&["a"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}")
+        .replace("\"does a\"", &serde_json::json!(description).to_string());
+    Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      persona: ${PERSONA:-none}\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file(".env", "API_TOKEN=tok-secret-0123456789\n")
+}
+
+/// A leak points at the input its value is copied from (never drawing the line, which
+/// holds the value), or at `.env` when a placeholder carries it.
+#[test]
+fn a_leak_points_at_the_input_it_comes_from_without_showing_it() {
+    let pod = bearer_pod("uses tok-secret-0123456789");
+    let d = fails(&pod, &[], "clawc::secrets::leak", "the secret value of API_TOKEN would be written to `context/bot/tools.json`");
+    assert_eq!((d["file"].as_str(), d["line"].as_u64()), (Some("api/.claw-describe.json"), Some(1)), "{d}");
+    let desc = pod.read("api/.claw-describe.json");
+    let col = d["column"].as_u64().unwrap() as usize;
+    assert!(desc[col - 1..].starts_with("tok-secret-0123456789"), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("from this input: remove it here"), "{d}");
+    for format in ["human", "json"] {
+        let o = super::harness::clawc().current_dir(pod.dir.path()).args(["compile", "--format", format]).output().unwrap();
+        let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(all.contains("api/.claw-describe.json:1:") || all.contains("\"line\":1"), "{all}");
+        assert!(!all.contains("tok-secret"), "{format} output shows the value: {all}");
+    }
+    // Through a placeholder: the value is defined in .env, and only its line is shown.
+    let pod = bearer_pod("does a");
+    std::fs::write(pod.path(".env"), "PERSONA=tok-secret-0123456789\nAPI_TOKEN=tok-secret-0123456789\n").unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let d = run.assert_error("clawc::secrets::leak", "API_TOKEN would be written to `context/bot/CLAWDAPUS.md`");
+    assert_eq!((d["file"].as_str(), d["line"].as_u64(), d["column"].as_u64()), (Some(".env"), Some(1), Some(9)), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("through a `${API_TOKEN}` placeholder"), "{d}");
+    assert!(!run.stdout.contains("tok-secret") && !run.stderr.contains("tok-secret"));
+}
+
+/// A committed tree holding a token: the message names the file, the help its line and
+/// column, and nothing shows the value.
+#[test]
+fn a_committed_secret_says_where_it_is() {
+    let pod = bearer_pod("does a");
+    assert_eq!(pod.compile(&["--secrets", "inline"]).code, 0);
+    let tools = pod.read("out/context/bot/tools.json");
+    let (line, text) = tools.lines().enumerate().find(|(_, l)| l.contains("tok-secret")).unwrap();
+    let column = text.find("tok-secret").unwrap() + 1;
+    let o = super::harness::clawc()
+        .current_dir(pod.dir.path())
+        .args(["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    let want = format!("the value of API_TOKEN is first at line {}, column {column} of `context/bot/tools.json`", line + 1);
+    assert!(stdout.contains(&want), "{want}\n{stdout}");
+    assert!(!stdout.contains("tok-secret") && !String::from_utf8_lossy(&o.stderr).contains("tok-secret"));
+}
