@@ -366,10 +366,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// The bearer token a consumer presents to `provider`, read from the consumer's own
-    /// `environment` (never the provider's).
+    /// `environment` (never the provider's). A variable declared there without a value
+    /// (`- VAR`, `VAR:`) is passed through, as Compose does: its value is the one `.env`
+    /// or the environment clawc runs in gives it.
     fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &str, loc: Loc) -> Option<Token> {
         let var = desc.auth.as_ref()?.bearer_env()?;
         let declared = consumer.environment.get(var);
+        let passed_through = declared.is_some_and(|v| v.value.is_none());
         let raw = declared.and_then(|v| v.value.as_deref()).filter(|v| !v.trim().is_empty());
         let value = match raw {
             Some(v) if v.contains("${") => match self.env.secret_scope(|| interp::expand(v, self.env)) {
@@ -381,6 +384,7 @@ impl<'a> Resolver<'a> {
                 Err(_) => None,
             },
             Some(v) => Some(v.to_string()),
+            None if passed_through => self.env.secret_scope(|| self.env.get(var)).map(str::to_string),
             None => None,
         };
         let ok = match self.mode {
@@ -388,7 +392,13 @@ impl<'a> Resolver<'a> {
             SecretMode::Redact => declared.is_some(),
         };
         if !ok {
-            let why = format!("service env has no value for \"{var}\" (required by descriptor auth.env for bearer auth)");
+            let why = if passed_through {
+                format!(
+                    "service env passes \"{var}\" through without a value, and neither .env nor the environment sets it (required by descriptor auth.env for bearer auth)"
+                )
+            } else {
+                format!("service env has no value for \"{var}\" (required by descriptor auth.env for bearer auth)")
+            };
             self.auth_error(consumer, provider, what, var, loc, &why);
             return None;
         }
@@ -401,7 +411,12 @@ impl<'a> Resolver<'a> {
         }
         let auth_kind = if what.starts_with("feed") { "feed auth" } else { "auth" };
         let msg = format!("service \"{}\": {what}: {auth_kind}: {why}", consumer.name);
+        let passed_through = consumer.environment.get(var).is_some_and(|v| v.value.is_none());
         let help = match self.mode {
+            SecretMode::Inline if passed_through => format!(
+                "set {var} in the pod's .env or in the environment clawc runs in: `{var}` in the `environment` of \"{}\" takes its value from there, as Compose does",
+                consumer.name
+            ),
             SecretMode::Redact => format!(
                 "declare {var} in the `environment` of \"{}\" (e.g. `{var}: ${{{var}}}`); \"{provider}\" requires a bearer token",
                 consumer.name
@@ -410,7 +425,11 @@ impl<'a> Resolver<'a> {
                 format!("give {var} a value in the `environment` of \"{}\", or set it in .env and write `{var}: ${{{var}}}`", consumer.name)
             }
         };
-        self.diags.push(Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help));
+        let mut d = Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help);
+        if let Some(decl) = consumer.environment.get(var).filter(|v| v.value.is_none()) {
+            d = d.also(decl.loc, format!("{var} is passed through here"));
+        }
+        self.diags.push(d);
     }
 }
 

@@ -252,3 +252,60 @@ fn a_committed_secret_says_where_it_is() {
     assert!(stdout.contains(&want), "{want}\n{stdout}");
     assert!(!stdout.contains("tok-secret") && !String::from_utf8_lossy(&o.stderr).contains("tok-secret"));
 }
+
+fn weather(environment: &str) -> Pod {
+    let desc = http_descriptor(&["forecast"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"WEATHER_TOKEN\"}");
+    Pod::new(&format!(
+        "services:\n  bot:\n    image: bot\n    environment: {environment}\n    x-claw:\n      cllama: passthrough\n      tools: [weather]\n  weather:\n    build: ./weather\n"
+    ))
+    .file("weather/.claw-describe.json", &desc)
+}
+
+/// `environment: [VAR]` / `{VAR: }` passes VAR through, as Compose does: its value is the
+/// one `.env` or the process environment gives it (the process wins).
+#[test]
+fn pass_through_variables_are_honoured_for_auth() {
+    for environment in ["[WEATHER_TOKEN]", "{WEATHER_TOKEN: }", "{WEATHER_TOKEN: ~}"] {
+        let pod = weather(environment).file(".env", "WEATHER_TOKEN=from-dotenv-0123456789\n");
+        let run = pod.compile(&["--secrets", "inline"]);
+        assert_eq!(run.code, 0, "{environment}: {}", run.stdout);
+        assert!(pod.read("out/context/bot/tools.json").contains(r#""token": "from-dotenv-0123456789""#), "{environment}");
+        let run = pod.run_with_env(&["--secrets", "inline"], &[("WEATHER_TOKEN", "from-process-0123456789")]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert!(pod.read("out/context/bot/tools.json").contains(r#""token": "from-process-0123456789""#), "the process environment wins");
+        // Redacted: the variable, never its value, anywhere in the tree.
+        let run = pod.compile(&[]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert!(pod.read("out/context/bot/tools.json").contains(r#""token": "${WEATHER_TOKEN}""#));
+        for (rel, bytes) in super::harness::tree(&pod.path("out")) {
+            assert!(!String::from_utf8_lossy(&bytes).contains("from-dotenv"), "{rel} holds the value");
+        }
+    }
+}
+
+/// A passed-through value is a secret like any other: the leak scan knows it.
+#[test]
+fn a_passed_through_value_is_scanned_for_leaks() {
+    let pod = weather("[WEATHER_TOKEN]").file(".env", "WEATHER_TOKEN=does forecast\n");
+    let d = fails(&pod, &[], "clawc::secrets::leak", "the secret value of WEATHER_TOKEN would be written to");
+    assert_eq!(d["file"], "weather/.claw-describe.json", "{d}");
+}
+
+/// Passed through but set nowhere: with `--secrets inline` there is no token to write.
+#[test]
+fn a_pass_through_variable_set_nowhere_is_an_auth_error_inline() {
+    let pod = weather("[WEATHER_TOKEN]");
+    let d = fails(
+        &pod,
+        &["--secrets", "inline"],
+        "clawc::grant::auth_env",
+        "service env passes \"WEATHER_TOKEN\" through without a value, and neither .env nor the environment sets it",
+    );
+    at(&d, 7, 15);
+    assert_eq!((d["related"][0]["line"].as_u64(), d["related"][0]["column"].as_u64()), (Some(4), Some(19)), "{d}");
+    assert!(d["help"].as_str().unwrap().starts_with("set WEATHER_TOKEN in the pod's .env or in the environment clawc runs in"), "{d}");
+    // Redacted, the declaration is enough (the value is given at deploy time).
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
