@@ -446,8 +446,8 @@ catalogue! {
             "A tool's `inputSchema` is missing, not an object schema, or invalid against its draft's meta-schema."
             "tools[0]: inputSchema.type must be \"object\"";
         ANNOTATION = "clawc::describe::annotation" (Describe, Error, Input)
-            "A tool annotation hint that is not a boolean."
-            "\"readOnlyHint\": \"yes\"";
+            "A tool's `x-claw.terminalOnSuccess` annotation that is not a boolean (other annotations pass through unchecked, as in Clawdapus)."
+            "\"annotations\": {\"x-claw\": {\"terminalOnSuccess\": \"true\"}}";
         MEMORY = "clawc::describe::memory" (Describe, Error, Input)
             "The descriptor's `memory` block lacks recall and retain, or has a bad path."
             "memory: at least one of recall or retain must be declared";
