@@ -246,11 +246,10 @@ impl Skills<'_> {
             SkillRoot::Image(facts) => return image_file(facts, path, Some(named_by.unwrap_or("the descriptor's skill")), self.log),
         };
         let file = fs::contained(root, path, boundary).map_err(|why| {
-            Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}")).help(format!(
-                "a descriptor's skill names a file inside {}: `{}/`",
-                boundary.the(),
-                fs::relative_name(self.pod_dir, root)
-            ))
+            let dir = fs::relative_name(self.pod_dir, root);
+            let shown = if dir == "." { String::new() } else { format!(" (`{dir}/`)") };
+            Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
+                .help(format!("a descriptor's skill names a file inside {}{shown}", boundary.the()))
         })?;
         let name = fs::relative_name(self.pod_dir, &file);
         match self.log.read(&file, &name, "skill") {

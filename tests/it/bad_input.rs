@@ -139,7 +139,7 @@ fn a_skill_without_a_build_context_is_confined_to_the_descriptors_directory() {
     let d =
         run.assert_error("clawc::source::path_escape", "descriptor skill \"../secrets.md\" uses `..` to leave the descriptor's directory");
     assert_eq!((d["file"].as_str(), d["line"].as_u64()), (Some("descriptors/api.json"), Some(1)));
-    assert!(d["help"].as_str().unwrap().contains("inside the descriptor's directory: `descriptors/`"), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("inside the descriptor's directory (`descriptors/`)"), "{d}");
     let pod = Pod::new(yaml).file("descriptors/api.json", &with_skill("SKILL.md"));
     let run = pod.compile(&["--descriptor", "api=descriptors/api.json"]);
     let d = run.assert_error("clawc::source::skill_not_found", "descriptor skill \"SKILL.md\" was not found in the descriptor's directory");
