@@ -368,7 +368,7 @@ pub(crate) fn build(
         // only the files that carry them are rendered again. report.json comes last, with
         // every warning (the scan's too).
         let redacted = project::project(&pod, &registry, &plans, &native, sources);
-        diags.extend(secrets::scan(&redacted.artifacts, &secrets));
+        diags.extend(secrets::scan(&redacted.artifacts, &secrets, sources, pod.file));
         if diags.has_errors() {
             return None;
         }
@@ -377,7 +377,8 @@ pub(crate) fn build(
         let tree = projected.with_report(&pod, &registry, sources, &warnings);
         // The report holds no token in either mode; scan it on its own.
         let report = tree.0.get(crate::project::REPORT).map(|a| a.bytes.as_slice()).unwrap_or_default();
-        diags.extend(secrets::scan_files([(crate::project::REPORT, report)], &secrets).into_iter().filter(Diagnostic::is_error));
+        let report_leaks = secrets::scan_files([(crate::project::REPORT, report)], &secrets, sources, pod.file);
+        diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
         if diags.has_errors() {
             return None;
         }

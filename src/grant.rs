@@ -117,7 +117,9 @@ pub(crate) fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) ->
     let mut plans = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
-        r.require_cllama(svc);
+        if !r.provider_is_agent(svc) {
+            r.require_cllama(svc);
+        }
         let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
         plans.insert(name.clone(), plan);
     }
@@ -150,6 +152,58 @@ impl<'a> Resolver<'a> {
         suggest(needle, candidates, fallback)
     }
 
+    /// A service whose x-claw holds only `describe-file` looks like a tool provider, but it
+    /// is an agent (Clawdapus: any service with x-claw is agent-managed) and inherits the
+    /// pod's grant defaults. Without a cllama proxy that is an error (Clawdapus refuses it:
+    /// tools and memory need cllama; clawc would run the tools natively with no runner),
+    /// reported here, in place of the runner or memory errors that would otherwise point
+    /// at the defaults and advise adding cllama to the provider. With a proxy it compiles
+    /// as an agent, with a warning. Returns whether an error was reported.
+    fn provider_is_agent(&mut self, svc: &Service) -> bool {
+        let Some(claw) = svc.claw.as_ref().filter(|c| c.describe_only) else { return false };
+        let Some(file) = &claw.describe_file else { return false };
+        let feed_loc = |f: &FeedEntry| match f {
+            FeedEntry::Inline(f) => f.loc,
+            FeedEntry::ByName(n) => n.loc,
+        };
+        let inherited: Vec<(&str, Loc)> = [
+            ("tools-defaults", claw.tools.first().map(|g| g.loc)),
+            ("feeds-defaults", claw.feeds.first().map(feed_loc)),
+            ("memory-defaults", claw.memory.as_ref().map(|m| m.loc)),
+        ]
+        .into_iter()
+        .filter_map(|(k, loc)| Some((k, loc?)))
+        .collect();
+        if inherited.is_empty() {
+            return false;
+        }
+        let name = &svc.name;
+        let keys: Vec<&str> = inherited.iter().map(|(k, _)| *k).collect();
+        let msg = format!(
+            "service \"{name}\" is an agent because it has x-claw (only describe-file), so it inherits the pod's {}",
+            keys.join(" and ")
+        );
+        let provider = format!(
+            "if \"{name}\" provides tools rather than using them, describe it without x-claw: `--descriptor {name}={}`, or a build context (`build:` holding .claw-describe.json or a Dockerfile `LABEL claw.describe`), and remove its x-claw block",
+            file.value
+        );
+        let error = claw.cllama.is_empty();
+        let d = if error {
+            Diagnostic::error(codes::PROVIDER_IS_AGENT, format!("{msg}, and it has no cllama proxy to run them through")).help(format!(
+                "{provider}; if it is meant to be an agent that takes nothing, give it `tools: []`, `feeds: []` and `memory: null`"
+            ))
+        } else {
+            Diagnostic::warning(codes::PROVIDER_IS_AGENT, format!("{msg} and is compiled as an agent with them"))
+                .help(format!("{provider}; to keep it an agent that takes nothing, give it `tools: []`, `feeds: []` and `memory: null`"))
+        };
+        let mut d = d.at(file.loc).label("its only x-claw key");
+        for (key, loc) in inherited {
+            d = d.also(loc, format!("inherited from {key}"));
+        }
+        self.diags.push(d);
+        error
+    }
+
     /// Memory is recalled and retained by the cllama proxy around each inference turn; a
     /// native runner has no such hook (its tools run natively, see `tool-execution`).
     fn require_cllama(&mut self, svc: &Service) {
@@ -170,11 +224,11 @@ impl<'a> Resolver<'a> {
         let Some(claw) = &svc.claw else { return Vec::new() };
         let mut seen = HashSet::new();
         let mut out = Vec::new();
-        for (i, g) in claw.tools.iter().enumerate() {
+        for g in &claw.tools {
             let target = &g.service.value;
             let reg: &'a Registry = self.reg;
             let Some(desc) = reg.services.get(target).map(|d| &d.descriptor).filter(|d| !d.tools.is_empty()) else {
-                self.unknown_service(svc, i, target, g.service.loc);
+                self.unknown_service(svc, &g.path, target, g.service.loc);
                 continue;
             };
             let indices: Vec<usize> = match &g.allow {
@@ -215,8 +269,8 @@ impl<'a> Resolver<'a> {
         false
     }
 
-    fn unknown_service(&mut self, svc: &Service, i: usize, target: &str, loc: Loc) {
-        let msg = format!("service \"{}\": tool policy {i} references unknown tool service \"{target}\"", svc.name);
+    fn unknown_service(&mut self, svc: &Service, path: &str, target: &str, loc: Loc) {
+        let msg = format!("service \"{}\": {path} references unknown tool service \"{target}\"", svc.name);
         let help = match (self.pod.services.get(target), self.reg.services.get(target)) {
             (Some(_), Some(_)) => format!("the descriptor of \"{target}\" declares no tools"),
             (Some(_), None) => format!(
@@ -312,10 +366,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// The bearer token a consumer presents to `provider`, read from the consumer's own
-    /// `environment` (never the provider's).
+    /// `environment` (never the provider's). A variable declared there without a value
+    /// (`- VAR`, `VAR:`) is passed through, as Compose does: its value is the one `.env`
+    /// or the environment clawc runs in gives it.
     fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &str, loc: Loc) -> Option<Token> {
         let var = desc.auth.as_ref()?.bearer_env()?;
         let declared = consumer.environment.get(var);
+        let passed_through = declared.is_some_and(|v| v.value.is_none());
         let raw = declared.and_then(|v| v.value.as_deref()).filter(|v| !v.trim().is_empty());
         let value = match raw {
             Some(v) if v.contains("${") => match self.env.secret_scope(|| interp::expand(v, self.env)) {
@@ -327,6 +384,7 @@ impl<'a> Resolver<'a> {
                 Err(_) => None,
             },
             Some(v) => Some(v.to_string()),
+            None if passed_through => self.env.secret_scope(|| self.env.get(var)).map(str::to_string),
             None => None,
         };
         let ok = match self.mode {
@@ -334,7 +392,13 @@ impl<'a> Resolver<'a> {
             SecretMode::Redact => declared.is_some(),
         };
         if !ok {
-            let why = format!("service env has no value for \"{var}\" (required by descriptor auth.env for bearer auth)");
+            let why = if passed_through {
+                format!(
+                    "service env passes \"{var}\" through without a value, and neither .env nor the environment sets it (required by descriptor auth.env for bearer auth)"
+                )
+            } else {
+                format!("service env has no value for \"{var}\" (required by descriptor auth.env for bearer auth)")
+            };
             self.auth_error(consumer, provider, what, var, loc, &why);
             return None;
         }
@@ -347,7 +411,12 @@ impl<'a> Resolver<'a> {
         }
         let auth_kind = if what.starts_with("feed") { "feed auth" } else { "auth" };
         let msg = format!("service \"{}\": {what}: {auth_kind}: {why}", consumer.name);
+        let passed_through = consumer.environment.get(var).is_some_and(|v| v.value.is_none());
         let help = match self.mode {
+            SecretMode::Inline if passed_through => format!(
+                "set {var} in the pod's .env or in the environment clawc runs in: `{var}` in the `environment` of \"{}\" takes its value from there, as Compose does",
+                consumer.name
+            ),
             SecretMode::Redact => format!(
                 "declare {var} in the `environment` of \"{}\" (e.g. `{var}: ${{{var}}}`); \"{provider}\" requires a bearer token",
                 consumer.name
@@ -356,7 +425,11 @@ impl<'a> Resolver<'a> {
                 format!("give {var} a value in the `environment` of \"{}\", or set it in .env and write `{var}: ${{{var}}}`", consumer.name)
             }
         };
-        self.diags.push(Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help));
+        let mut d = Diagnostic::error(codes::AUTH_ENV, msg).at(loc).help(help);
+        if let Some(decl) = consumer.environment.get(var).filter(|v| v.value.is_none()) {
+            d = d.also(decl.loc, format!("{var} is passed through here"));
+        }
+        self.diags.push(d);
     }
 }
 

@@ -14,6 +14,7 @@
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, Token};
+use crate::sourcemap::{FileId, Loc, SourceFile, SourceMap};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -119,36 +120,66 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
     AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(pats.iter().map(|(p, _)| p.as_bytes())).ok()
 }
 
-/// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token).
-pub(crate) fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
-    scan_files(redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice())), secrets)
+/// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token). A leak is
+/// pointed at the input its value is found in (see [`origins`]); `pod` is the pod file.
+pub(crate) fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
+    scan_files(redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice())), secrets, inputs, pod)
 }
 
 /// Scans files about to be written that must hold no token at all.
-pub(crate) fn scan_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> Vec<Diagnostic> {
-    find(files, secrets, |var, path| {
-        Diagnostic::error(codes::LEAK, format!("the secret value of {var} would be written to `{path}`")).help(format!(
-            "a token may only appear in the auth of tools.json, feeds.json or memory.json; find where the value of {var} is copied into descriptor or pod text and remove it"
-        ))
-    })
+pub(crate) fn scan_files<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    secrets: &BTreeMap<String, String>,
+    inputs: &SourceMap,
+    pod: FileId,
+) -> Vec<Diagnostic> {
+    let (mut diags, hits) = find(files, secrets);
+    let origins = if hits.is_empty() { BTreeMap::new() } else { origins(secrets, inputs, pod) };
+    for Hit { var, path, .. } in hits {
+        let d = Diagnostic::error(codes::LEAK, format!("the secret value of {var} would be written to `{path}`"));
+        diags.push(match origins.get(&var) {
+            Some(&loc) if inputs.get(loc.file).sensitive => d.at(loc).no_snippet().label(format!("{var} is defined here")).help(format!(
+                "a token may only appear in the auth of tools.json, feeds.json or memory.json; the value of {var} reaches `{path}` through a `${{{var}}}` placeholder elsewhere (a persona, a feed path, a description): remove it there"
+            )),
+            Some(&loc) => d.at(loc).no_snippet().label(format!("the value of {var} is here")).help(format!(
+                "a token may only appear in the auth of tools.json, feeds.json or memory.json; the value of {var} is copied into `{path}` from this input: remove it here"
+            )),
+            None => d.help(format!(
+                "a token may only appear in the auth of tools.json, feeds.json or memory.json; find where the value of {var} is copied into descriptor or pod text and remove it"
+            )),
+        });
+    }
+    diags
 }
 
-/// Scans a compiled tree as it is on disk (committed files) for literal token values.
+/// Scans a compiled tree as it is on disk (committed files) for literal token values. The
+/// committed file is not an input, so the diagnostic has no span: its help says the line
+/// and column of the first hit (never the value).
 pub(crate) fn scan_committed<'a>(
     files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     secrets: &BTreeMap<String, String>,
 ) -> Vec<Diagnostic> {
-    find(files, secrets, |var, path| {
-        Diagnostic::error(codes::COMMITTED, format!("`{path}` holds the literal value of {var}"))
-            .help("recompile with `--secrets redact` (the default) and commit that tree; if it was pushed, rotate the token")
-    })
+    let (mut diags, hits) = find(files, secrets);
+    for Hit { var, path, bytes, at } in hits {
+        let (line, column) = line_column(bytes, at);
+        diags.push(Diagnostic::error(codes::COMMITTED, format!("`{path}` holds the literal value of {var}")).help(format!(
+            "the value of {var} is first at line {line}, column {column} of `{path}`; recompile with `--secrets redact` (the default) and commit that tree; if it was pushed, rotate the token"
+        )));
+    }
+    diags
 }
 
-fn find<'a>(
-    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
-    secrets: &BTreeMap<String, String>,
-    diag: impl Fn(&str, &str) -> Diagnostic,
-) -> Vec<Diagnostic> {
+/// A token found in a file: the first place each variable's value is in it.
+struct Hit<'a> {
+    var: String,
+    path: &'a str,
+    bytes: &'a [u8],
+    /// Byte offset of the first match.
+    at: usize,
+}
+
+/// The too-short warnings, and every (file, variable) whose value the file holds.
+fn find<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, secrets: &BTreeMap<String, String>) -> (Vec<Diagnostic>, Vec<Hit<'a>>) {
     let mut diags = Vec::new();
     let short: BTreeSet<&String> = secrets.iter().filter(|(v, _)| v.trim().len() < MIN_SCANNED_LEN).map(|(_, var)| var).collect();
     for var in short {
@@ -160,13 +191,44 @@ fn find<'a>(
             .help("use a real token; short values cannot be told apart from ordinary text"),
         );
     }
+    let mut hits = Vec::new();
     let pats = patterns(secrets, MIN_SCANNED_LEN);
-    let Some(ac) = automaton(&pats) else { return diags };
+    let Some(ac) = automaton(&pats) else { return (diags, hits) };
     for (path, bytes) in files {
-        let vars: BTreeSet<&str> = ac.find_iter(bytes).map(|m| pats[m.pattern().as_usize()].1.as_str()).collect();
-        diags.extend(vars.into_iter().map(|var| diag(var, path)));
+        let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in ac.find_iter(bytes) {
+            first.entry(pats[m.pattern().as_usize()].1.as_str()).or_insert(m.start());
+        }
+        hits.extend(first.into_iter().map(|(var, at)| Hit { var: var.to_string(), path, bytes, at }));
     }
-    diags
+    (diags, hits)
+}
+
+/// Where in the compile's inputs each variable's value is first found: the descriptors
+/// and other files first, then the pod (where a token may be written legitimately, as an
+/// `environment` value), then `.env` and other sensitive files (where it is defined).
+fn origins(secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> BTreeMap<String, Loc> {
+    let mut out = BTreeMap::new();
+    let pats = patterns(secrets, MIN_SCANNED_LEN);
+    let Some(ac) = automaton(&pats) else { return out };
+    let rank = |id: FileId, f: &SourceFile| if f.sensitive { 2 } else { u8::from(id == pod) };
+    let mut files: Vec<(FileId, &SourceFile)> = inputs.files().collect();
+    files.sort_by_key(|(id, f)| rank(*id, f));
+    for (id, f) in files {
+        for m in ac.find_iter(f.text.as_bytes()) {
+            let var = &pats[m.pattern().as_usize()].1;
+            out.entry(var.clone()).or_insert(Loc { file: id, span: f.span(m.start(), m.end()) });
+        }
+    }
+    out
+}
+
+/// 1-based line and column (in characters) of byte `at` in `bytes`.
+fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at.min(bytes.len())];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    (line, String::from_utf8_lossy(&before[line_start..]).chars().count() + 1)
 }
 
 /// `bytes` with every encoding of every secret value, whatever its length, replaced by
@@ -200,7 +262,7 @@ mod tests {
         let mut set = ArtifactSet::default();
         set.insert("tools.json", go.clone());
         set.insert("plain.json", serde_json::to_vec(&serde_json::json!({ "a": "tok&<secret>\"\\x" })).unwrap());
-        let found = scan(&set, &secrets);
+        let found = scan(&set, &secrets, &SourceMap::default(), FileId(0));
         assert_eq!(found.iter().filter(|d| d.code == codes::LEAK).count(), 2, "{found:?}");
         let masked = String::from_utf8(mask(&go, &secrets)).unwrap();
         assert_eq!(masked, "{\n  \"a\": \"${TOKEN}\"\n}\n");
@@ -210,7 +272,7 @@ mod tests {
     fn short_values_are_masked_though_not_scanned() {
         let secrets = one("abc");
         assert_eq!(mask(b"x abc y", &secrets), b"x ${TOKEN} y");
-        assert!(scan(&ArtifactSet::default(), &secrets).iter().all(|d| d.code == codes::TOO_SHORT));
+        assert!(scan(&ArtifactSet::default(), &secrets, &SourceMap::default(), FileId(0)).iter().all(|d| d.code == codes::TOO_SHORT));
     }
 
     #[test]

@@ -98,6 +98,11 @@ impl SourceMap {
     pub fn name(&self, id: FileId) -> &str {
         &self.get(id).name
     }
+
+    /// Every file, in the order it was read.
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
+    }
 }
 
 #[cfg(test)]

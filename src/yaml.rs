@@ -280,13 +280,30 @@ impl<'a> Builder<'a> {
     }
 
     fn close(&mut self, frame: Frame, end: Loc) -> Result<(Node, usize), Vec<Diagnostic>> {
-        let span_to = |start: Span| Span { end: end.span.end.max(start.end), ..start };
+        // A flow collection ends at its `}` or `]`. A block collection's end event sits where
+        // the next token starts (the next key, past newlines, indentation and comments), so
+        // its own text ends with its last child: a label drawn on it must not run into the
+        // next key.
+        let text = self.src.text.as_bytes();
+        let span_to = |start: Span, children: &mut dyn Iterator<Item = &Node>| {
+            let flow = matches!(text.get(start.start), Some(b'{' | b'['));
+            let last_child = children.map(|c| c.loc.span).filter(|s| s.end > s.start).map(|s| s.end).max();
+            let end = match last_child {
+                Some(e) if !flow => e,
+                // The closing bracket's event may run on over a trailing comment.
+                _ if flow && matches!(text.get(end.span.start), Some(b'}' | b']')) => end.span.start + 1,
+                _ => end.span.end,
+            };
+            Span { end: end.max(start.end), ..start }
+        };
         match frame {
             Frame::Seq { items, start, anchor } => {
-                Ok((Node { kind: Kind::Seq(items), loc: Loc { file: self.file, span: span_to(start) } }, anchor))
+                let span = span_to(start, &mut items.iter());
+                Ok((Node { kind: Kind::Seq(items), loc: Loc { file: self.file, span } }, anchor))
             }
             Frame::Map { entries, start, anchor, .. } => {
-                let loc = Loc { file: self.file, span: span_to(start) };
+                let span = span_to(start, &mut entries.iter().flat_map(|(k, v)| [k, v]));
+                let loc = Loc { file: self.file, span };
                 let entries = self.merge_and_check(entries)?;
                 Ok((Node { kind: Kind::Map(entries), loc }, anchor))
             }
@@ -423,6 +440,20 @@ mod tests {
         let b = n.get("b").unwrap();
         assert_eq!(b.loc.span.start, "a: wéb\nb: ".len());
         assert_eq!((b.loc.span.line, b.loc.span.col), (2, 4));
+    }
+
+    #[test]
+    fn a_block_collection_ends_with_its_last_child() {
+        let text = "a:\n  - service: api\n    allow: [quote]   # why\n\n  - {service: b}\nnext: 1\n";
+        let root = parse_str(text).unwrap();
+        let list = root.get("a").unwrap();
+        let first = &list.as_seq().unwrap()[0];
+        let allow = first.get("allow").unwrap();
+        assert_eq!(&text[allow.loc.span.start..allow.loc.span.end], "[quote]");
+        assert_eq!(&text[first.loc.span.start..first.loc.span.end], "service: api\n    allow: [quote]");
+        let flow = &list.as_seq().unwrap()[1];
+        assert_eq!(&text[flow.loc.span.start..flow.loc.span.end], "{service: b}");
+        assert_eq!(&text[list.loc.span.start..list.loc.span.end], "- service: api\n    allow: [quote]   # why\n\n  - {service: b}");
     }
 
     #[test]

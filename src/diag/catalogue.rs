@@ -134,6 +134,16 @@ pub struct Info {
     pub exit: Exit,
     pub explanation: &'static str,
     pub example: &'static str,
+    /// Why a diagnostic of this code has no file position, for the codes that never have
+    /// one (about a command-line argument, a value, an output); empty for the others.
+    pub unlocated: &'static [&'static str],
+}
+
+impl Info {
+    /// Why this code's diagnostics have no file position, when they never have one.
+    pub fn unlocated(&self) -> Option<&'static str> {
+        self.unlocated.first().copied()
+    }
 }
 
 /// A diagnostic code: one row of the catalogue. Compares, orders and hashes as its
@@ -192,10 +202,12 @@ impl serde::Serialize for Code {
 }
 
 /// The table. Each block is a module of consts (`NAME = "code" (pass, raised, exit)
-/// "explanation" "example";`), re-exported by the pass that raises them.
+/// "explanation" "example";`), re-exported by the pass that raises them. A code whose
+/// diagnostics never have a file position says why after its exit class:
+/// `(pass, raised, exit, "it is about a command-line argument")`.
 macro_rules! catalogue {
     ($( $(#[$meta:meta])* mod $module:ident { $(
-        $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident) $explanation:literal $example:literal;
+        $name:ident = $code:literal ($pass:ident, $raised:ident, $exit:ident $(, $unlocated:literal)?) $explanation:literal $example:literal;
     )* } )*) => {
         $( $(#[$meta])* pub(crate) mod $module {
             use super::{Code, Exit, Info, Pass, Raised};
@@ -208,6 +220,7 @@ macro_rules! catalogue {
                     exit: Exit::$exit,
                     explanation: $explanation,
                     example: $example,
+                    unlocated: &[$($unlocated)?],
                 });
             )*
         } )*
@@ -257,15 +270,18 @@ catalogue! {
             "count: two";
         REQUIRED = "clawc::pod::required" (Pod, Error, Input)
             "A required x-claw field is missing."
-            "feed 0: source is required";
+            "feeds[0]: source is required";
         INVALID_VALUE = "clawc::pod::invalid_value" (Pod, Error, Input)
             "An x-claw value has the right type but is not allowed (empty, not positive, a bad URI, `...` in pod defaults)."
-            "feed 0: path \"prices\" must start with '/'";
+            "feeds[0]: path \"prices\" must start with '/'";
         UNKNOWN_KEY = "clawc::pod::unknown_key" (Pod, Warning, Input)
             "An x-claw key no Clawdapus grammar knows; it is ignored."
             "unknown service x-claw key `agnet`";
+        MISSPELT_GRANT_KEY = "clawc::pod::misspelt_grant_key" (Pod, Error, Input)
+            "An unknown x-claw key within two edits of a grant key (`tools`, `feeds`, `surfaces`, `memory`, `tool-policy` on a service; their `*-defaults` on the pod). An error, not a warning: ignored, the misspelt grant would leave the service with the pod's defaults, so a typo could widen access."
+            "service \"reporter\": unknown x-claw key `tool` looks like the grant key `tools` misspelt";
         MISPLACED_KEY = "clawc::pod::misplaced_key" (Pod, Error, Input)
-            "A pod-level x-claw field is declared on a service."
+            "A pod-level x-claw field is declared on a service: `alert-webhooks`, `alert-mentions`, or a grant default (`tools-defaults`, …), which the service would ignore and inherit instead."
             "service \"trader\": \"tool-policy-defaults\" is a pod-level field and cannot be declared on a service";
         IGNORED = "clawc::pod::ignored" (Pod, Warning, Input)
             "A value clawc reads but cannot honour, so it is ignored."
@@ -326,7 +342,7 @@ catalogue! {
             "An input named by the pod, a descriptor or the command line does not exist."
             "pod file `claw-pod.yml` does not exist";
         PATH_ESCAPE = "clawc::source::path_escape" (Source, Error, Input)
-            "An input resolves outside the input root (or its build context), or is a symlink loop."
+            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), or is a symlink loop."
             "`../../etc/passwd` resolves outside the input root `/repo`";
         NO_SIDECAR_DESCRIPTOR = "clawc::source::no_sidecar_descriptor" (Source, Error, Input)
             "A stdio MCP sidecar has no descriptor snapshot."
@@ -334,11 +350,11 @@ catalogue! {
         STALE_SNAPSHOT = "clawc::source::stale_snapshot" (Source, Warning, Input)
             "A discovered descriptor is older than what it describes."
             "service \"files\" discovered descriptor is stale; run 'claw discover files' to refresh .claw-discovered";
-        UNKNOWN_SERVICE = "clawc::source::unknown_service" (Source, Error, Input)
+        UNKNOWN_SERVICE = "clawc::source::unknown_service" (Source, Error, Input, "it is about a command-line argument")
             "`--descriptor SERVICE=PATH` names a service the pod does not have."
             "--descriptor names \"tradng-api\", which is not a service of this pod";
         SKILL_NOT_FOUND = "clawc::source::skill_not_found" (Source, Error, Input)
-            "A descriptor's `skill` is not in the service's build context."
+            "A descriptor's `skill` is not where it is resolved: the service's build context, else the descriptor file's directory."
             "descriptor skill \"skills/api.md\" was not found in the build context";
         INVALID_SKILL_NAME = "clawc::source::invalid_skill_name" (Source, Error, Input)
             "A skill path does not end in a file name."
@@ -430,8 +446,8 @@ catalogue! {
             "A tool's `inputSchema` is missing, not an object schema, or invalid against its draft's meta-schema."
             "tools[0]: inputSchema.type must be \"object\"";
         ANNOTATION = "clawc::describe::annotation" (Describe, Error, Input)
-            "A tool annotation hint that is not a boolean."
-            "\"readOnlyHint\": \"yes\"";
+            "A tool's `x-claw.terminalOnSuccess` annotation that is not a boolean (other annotations pass through unchecked, as in Clawdapus)."
+            "\"annotations\": {\"x-claw\": {\"terminalOnSuccess\": \"true\"}}";
         MEMORY = "clawc::describe::memory" (Describe, Error, Input)
             "The descriptor's `memory` block lacks recall and retain, or has a bad path."
             "memory: at least one of recall or retain must be declared";
@@ -451,7 +467,7 @@ catalogue! {
     mod grant {
         UNKNOWN_TOOL_SERVICE = "clawc::grant::unknown_tool_service" (Grant, Error, Input)
             "A tool policy names a service that is not described or declares no tools."
-            "service \"trader\": tool policy 0 references unknown tool service \"tradng-api\"";
+            "service \"trader\": tools[0] references unknown tool service \"tradng-api\"";
         UNKNOWN_TOOL = "clawc::grant::unknown_tool" (Grant, Error, Input)
             "A tool policy allows a tool its service does not declare."
             "service \"trader\": tool policy for \"trading-api\" references unknown tool \"excute_trade\"";
@@ -464,6 +480,9 @@ catalogue! {
         REQUIRES_CLLAMA = "clawc::grant::requires_cllama" (Grant, Error, Input)
             "Memory on a service without `cllama`: memory is mediated-only (tools on such a service run natively)."
             "add `cllama: passthrough` to this service's x-claw";
+        PROVIDER_IS_AGENT = "clawc::grant::provider_is_agent" (Grant, Either, Input)
+            "A service whose only x-claw key is `describe-file` inherits grants from the pod's `*-defaults`: as in Clawdapus, any service with x-claw is an agent. An error when it has no cllama proxy (Clawdapus refuses it too), else a warning (it compiles as an agent)."
+            "service \"api\" is an agent because it has x-claw (only describe-file), so it inherits the pod's tools-defaults, and it has no cllama proxy to run them through";
         AUTH_ENV = "clawc::grant::auth_env" (Grant, Error, Input)
             "A provider's auth needs a variable the consuming service's environment does not give."
             "service env has no value for \"API_TOKEN\" (required by descriptor auth.env for bearer auth)";
@@ -497,13 +516,13 @@ catalogue! {
     /// `crate::secrets::codes`.
     mod secrets {
         LEAK = "clawc::secrets::leak" (Secrets, Error, Input)
-            "A resolved token value would be written outside the auth of tools.json, feeds.json or memory.json; nothing is written."
+            "A resolved token value would be written outside the auth of tools.json, feeds.json or memory.json; nothing is written. It points at the input the value is found in (`.env` when a placeholder carries it), as `file:line:column` without the line's text; with no position when the value comes from the process environment alone."
             "the secret value of API_TOKEN would be written to `trader/AGENTS.md`";
-        TOO_SHORT = "clawc::secrets::too_short_to_scan" (Secrets, Warning, Input)
+        TOO_SHORT = "clawc::secrets::too_short_to_scan" (Secrets, Warning, Input, "it is about a value, which is never shown")
             "A token value too short to scan artifacts for without false hits."
             "the value of PIN is shorter than 8 characters, so artifacts are not scanned for it";
-        COMMITTED = "clawc::secrets::committed_secret" (Secrets, Error, Check)
-            "`--check`: the committed tree holds the literal value of a token."
+        COMMITTED = "clawc::secrets::committed_secret" (Secrets, Error, Check, "the committed file is not an input; the help gives the line and column of the first hit")
+            "`--check`: the committed tree holds the literal value of a token (never shown)."
             "`trader/tools.json` holds the literal value of API_TOKEN";
     }
 
@@ -537,10 +556,10 @@ catalogue! {
 
     /// `crate::access::codes`.
     mod access {
-        UNKNOWN_AGENT = "clawc::access::unknown_agent" (Access, Error, Input)
+        UNKNOWN_AGENT = "clawc::access::unknown_agent" (Access, Error, Input, "it is about a command-line argument")
             "`explain` names an agent the pod does not have."
             "\"tradr\" is not an agent of this pod";
-        UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input)
+        UNKNOWN_TARGET = "clawc::access::unknown_tool" (Access, Error, Input, "it is about a command-line argument")
             "`explain` or `who-can` names a tool or tool service the pod does not have."
             "\"trading-api.excute_trade\" is not a tool of this pod";
     }
@@ -627,8 +646,12 @@ pub fn markdown() -> String {
          may match on them. *Raised* says whether the code is an error, a warning, or either\n\
          (the explanation says when). *Exit* is the exit code an error of that code leads to:\n\
          2 for invalid inputs, 3 for an environment failure (3 wins when both occur), 1 for a\n\
-         `--check` finding; a warning alone never fails a run. `clawc explain-code CODE`\n\
-         prints one row. See [the guide](guide.md#diagnostics) for how diagnostics are printed.\n",
+         `--check` finding; a warning alone never fails a run. A diagnostic about a place in\n\
+         an input file has its file, line and column. *No file position* marks the codes that\n\
+         never have one, and says why; a diagnostic of another code about something that is\n\
+         not an input file (an output, an image, a missing file) names it in its message.\n\
+         `clawc explain-code CODE` prints one row. See [the guide](guide.md#diagnostics) for\n\
+         how diagnostics are printed.\n",
     );
     for pass in Pass::ALL {
         let codes: Vec<&Info> = ALL.iter().map(|c| c.info()).filter(|i| i.pass == pass).collect();
@@ -644,7 +667,11 @@ pub fn markdown() -> String {
                 Raised::Either => "error or warning",
             };
             let exit = if i.raised == Raised::Warning { "—".to_string() } else { i.exit.code().to_string() };
-            out.push_str(&format!("| `{}` | {raised} | {exit} | {} | {} |\n", i.code, cell(i.explanation), code_cell(i.example)));
+            let explanation = match i.unlocated() {
+                Some(why) => format!("{} *No file position: {why}.*", i.explanation),
+                None => i.explanation.to_string(),
+            };
+            out.push_str(&format!("| `{}` | {raised} | {exit} | {} | {} |\n", i.code, cell(&explanation), code_cell(i.example)));
         }
     }
     out
@@ -677,6 +704,14 @@ mod tests {
             assert!(!c.info().explanation.is_empty() && !c.info().example.is_empty(), "{c}: document it");
             assert_eq!(Code::find(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn codes_without_a_file_position_say_why() {
+        assert_eq!(access::UNKNOWN_AGENT.info().unlocated(), Some("it is about a command-line argument"));
+        assert!(secrets::COMMITTED.info().unlocated().is_some_and(|w| w.contains("line and column")));
+        assert_eq!(grant::AUTH_ENV.info().unlocated(), None);
+        assert!(markdown().contains("*No file position: it is about a value, which is never shown.*"));
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct Diagnostic {
     /// Secondary locations, each with its label ("first declared here").
     pub related: Vec<(Loc, String)>,
     pub help: Option<String>,
+    /// The span may hold a secret value: printed as `file:line:column`, never drawn.
+    pub no_snippet: bool,
 }
 
 impl Diagnostic {
@@ -45,7 +47,7 @@ impl Diagnostic {
 
     fn new(code: Code, severity: Severity, message: String) -> Self {
         debug_assert!(code.allows(severity), "the catalogue does not raise {code} as a {severity:?}");
-        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None }
+        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None, no_snippet: false }
     }
 
     pub fn at(mut self, loc: Loc) -> Self {
@@ -75,6 +77,13 @@ impl Diagnostic {
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// The location is shown as `file:line:column` and its text never drawn (it may hold
+    /// a secret value), as for a sensitive file.
+    pub fn no_snippet(mut self) -> Self {
+        self.no_snippet = true;
         self
     }
 
@@ -190,7 +199,7 @@ impl Diagnostic {
         let mut src = None;
         let mut message = self.message.clone();
         let mut drawn = None;
-        if let Some(loc) = self.loc.filter(|l| sources.get(l.file).sensitive || long_line(sources, l)) {
+        if let Some(loc) = self.loc.filter(|l| self.no_snippet || sources.get(l.file).sensitive || long_line(sources, l)) {
             message = format!("{message}\n  at {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
         } else if let Some(loc) = self.loc {
             let file = sources.get(loc.file);
@@ -202,7 +211,7 @@ impl Diagnostic {
             }
         }
         for (loc, text) in &self.related {
-            if drawn == Some(loc.file) && loc.span != Span::FILE && !long_line(sources, loc) {
+            if drawn == Some(loc.file) && loc.span != Span::FILE && !long_line(sources, loc) && !self.no_snippet {
                 labels.push(miette::LabeledSpan::new(Some(text.clone()), loc.span.start, loc.span.end - loc.span.start));
             } else {
                 message = format!("{message}\n  {text}: {}:{}:{}", sources.name(loc.file), loc.span.line, loc.span.col);
@@ -310,6 +319,27 @@ pub(crate) fn did_you_mean<'a>(needle: &str, candidates: impl IntoIterator<Item 
     best.map(|(_, c)| c)
 }
 
+/// The candidate `needle` is at most `max` edits from (insertions, deletions,
+/// substitutions and swaps of neighbours, i.e. the optimal string alignment distance),
+/// the nearest first and then the first in `candidates` order; `None` if none is.
+///
+/// Unlike [`did_you_mean`] (a similarity score, for suggestions), this is a rule: a key
+/// this close to a grant key is treated as that key misspelt. Only candidates whose length
+/// is within `max` of the needle's are compared, so a hostile long key costs nothing.
+pub(crate) fn within_edits<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, max: usize) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if needle.len().abs_diff(c.len()) > max || c == needle {
+            continue;
+        }
+        let d = strsim::osa_distance(needle, c);
+        if d <= max && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// `help` text with a "did you mean" when a candidate is close.
 pub(crate) fn suggest<'a>(needle: &str, candidates: impl IntoIterator<Item = &'a str>, fallback: impl Into<String>) -> String {
     match did_you_mean(needle, candidates) {
@@ -360,6 +390,19 @@ mod tests {
         let text = render(&d.to_report(&sources));
         assert!(!text.contains("s3cret"), "{text}");
         assert!(text.contains("at .env:2:1") && text.contains("first here: .env:1:1"), "{text}");
+    }
+
+    #[test]
+    fn within_edits_is_a_bounded_distance_rule() {
+        let keys = ["tools", "feeds", "tool-policy", "tools-defaults"];
+        assert_eq!(within_edits("tool", keys, 2), Some("tools"));
+        assert_eq!(within_edits("toosl", keys, 2), Some("tools"));
+        assert_eq!(within_edits("Tools", keys, 2), Some("tools"));
+        assert_eq!(within_edits("tools-defautls", keys, 2), Some("tools-defaults"));
+        assert_eq!(within_edits("tool_policy", keys, 2), Some("tool-policy"));
+        assert_eq!(within_edits("agnet", keys, 2), None);
+        assert_eq!(within_edits("tools", keys, 2), None, "a key is not its own misspelling");
+        assert_eq!(within_edits(&"t".repeat(100_000), keys, 2), None);
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub struct Claw {
     pub loc: Loc,
     pub role: Role,
     pub describe_file: Option<Spanned<String>>,
+    /// `describe-file` is the only key of the service's x-claw: a service that looks like
+    /// a tool provider, yet is an agent (it has x-claw) and inherits the pod's defaults.
+    pub describe_only: bool,
     /// The resolved cllama proxy types (the service's own, else `cllama-defaults.proxy`).
     pub cllama: Vec<String>,
     pub count: u32,
@@ -160,6 +163,9 @@ pub struct Grant {
     pub allow: Allow,
     pub loc: Loc,
     pub origin: Origin,
+    /// Where it is written, as a key path: `tools[2]`, or `tools-defaults[0]` for a pod
+    /// default (0-based, as the entry's position in that list).
+    pub path: String,
 }
 
 #[derive(Clone, Debug)]

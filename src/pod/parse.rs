@@ -64,6 +64,20 @@ const POD_KEYS: &[&str] = &[
     "alert-webhooks",
     "alert-mentions",
 ];
+/// The keys that grant access, each with its pod-level default. Ignored (misspelt, or a
+/// default written on a service), such a key would leave the agent with the pod's
+/// defaults instead of what was written: a typo would widen access, so near-misses of
+/// these are errors where other unknown keys are warnings.
+const GRANT_KEYS: &[(&str, &str)] = &[
+    ("tools", "tools-defaults"),
+    ("feeds", "feeds-defaults"),
+    ("surfaces", "surfaces-defaults"),
+    ("memory", "memory-defaults"),
+    ("tool-policy", "tool-policy-defaults"),
+];
+/// Edits (see [`crate::diag::within_edits`]) within which an unknown key is a grant key
+/// misspelt.
+const MAX_GRANT_KEY_EDITS: usize = 2;
 /// Pod-level keys that are an error (not just unknown) on a service.
 const MISPLACED: &[&str] = &["alert-webhooks", "alert-mentions"];
 const DEFAULT_MEMORY_TIMEOUT_MS: u64 = 300;
@@ -168,11 +182,14 @@ impl Cx<'_> {
         self.error(diags::PLACEHOLDER, format!("{what}: {e}"), loc, help);
     }
 
+    /// A positive integer; `what` names it in messages (`feeds[0]: ttl`), the help names
+    /// the key alone.
     fn positive(&mut self, node: &Node, what: &str) -> Option<u64> {
         match node.as_i64() {
             Some(n) if n > 0 => Some(n as u64),
             Some(_) => {
-                self.error(diags::INVALID_VALUE, format!("{what} must be > 0"), node.loc, format!("give {what} a positive whole number"));
+                let key = what.rsplit([' ', '.']).next().unwrap_or(what);
+                self.error(diags::INVALID_VALUE, format!("{what} must be > 0"), node.loc, format!("give `{key}` a positive whole number"));
                 None
             }
             None => {
@@ -182,12 +199,18 @@ impl Cx<'_> {
         }
     }
 
-    fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], whose: &str) {
+    /// Warns about keys no Clawdapus grammar knows, except near-misses of a grant key,
+    /// which are errors (see [`GRANT_KEYS`]). `service` is `None` at pod level.
+    fn unknown_keys(&mut self, map: &[(Node, Node)], known: &[&str], service: Option<&str>) {
         for (k, _) in map {
             let Some(key) = k.as_str() else { continue };
             if known.contains(&key) || MISPLACED.contains(&key) {
                 continue;
             }
+            if self.misspelt_grant_key(key, k.loc, service) {
+                continue;
+            }
+            let whose = if service.is_some() { "service-level" } else { "pod-level" };
             let help = suggest(key, known.iter().copied(), format!("known keys: {}", known.join(", ")));
             self.diags.push(
                 Diagnostic::warning(diags::UNKNOWN_KEY, format!("unknown {whose} x-claw key `{key}`"))
@@ -196,6 +219,41 @@ impl Cx<'_> {
                     .help(help),
             );
         }
+    }
+
+    /// An unknown `key` that is a grant key misspelt (within [`MAX_GRANT_KEY_EDITS`] of
+    /// one), or a pod-level grant default written on a service: reported as an error,
+    /// since either would be ignored and the agent would inherit the pod's defaults.
+    fn misspelt_grant_key(&mut self, key: &str, loc: Loc, service: Option<&str>) -> bool {
+        let Some(service) = service else {
+            let defaults = GRANT_KEYS.iter().map(|(_, d)| *d);
+            let Some(meant) = crate::diag::within_edits(key, defaults, MAX_GRANT_KEY_EDITS) else { return false };
+            let own = GRANT_KEYS.iter().find(|(_, d)| *d == meant).map_or(meant, |(k, _)| *k);
+            let msg = format!("unknown pod-level x-claw key `{key}` looks like the grant key `{meant}` misspelt");
+            let help = format!(
+                "did you mean `{meant}`? An unknown key is ignored, so what is written here would silently not be the pod's `{meant}`, which every agent that does not declare `{own}` inherits; a key this close to a grant key is an error, not a warning"
+            );
+            self.diags.push(Diagnostic::error(diags::MISSPELT_GRANT_KEY, msg).at(loc).label(format!("did you mean `{meant}`?")).help(help));
+            return true;
+        };
+        if let Some((own, _)) = GRANT_KEYS.iter().find(|(_, d)| *d == key) {
+            let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");
+            let help = format!(
+                "on a service it would be ignored, and the service would inherit the pod's `{key}`; write `{own}:` to set this service's own grants, or move it under the pod's top-level `x-claw`"
+            );
+            self.diags.push(Diagnostic::error(diags::MISPLACED_KEY, msg).at(loc).label("a pod-level key").help(help));
+            return true;
+        }
+        let candidates = GRANT_KEYS.iter().flat_map(|(k, d)| [*k, *d]);
+        let Some(near) = crate::diag::within_edits(key, candidates, MAX_GRANT_KEY_EDITS) else { return false };
+        // On a service, a near-miss of `tools-defaults` still means the service's `tools`.
+        let meant = GRANT_KEYS.iter().find(|(k, d)| *k == near || *d == near).map_or(near, |(k, _)| *k);
+        let msg = format!("service \"{service}\": unknown x-claw key `{key}` looks like the grant key `{meant}` misspelt");
+        let help = format!(
+            "did you mean `{meant}`? An unknown key is ignored, so this service would silently inherit the pod's `{meant}-defaults` instead of what is written here; a key this close to a grant key is an error, not a warning"
+        );
+        self.diags.push(Diagnostic::error(diags::MISSPELT_GRANT_KEY, msg).at(loc).label(format!("did you mean `{meant}`?")).help(help));
+        true
     }
 
     fn pod(&mut self, root: &Node) -> Option<Pod> {
@@ -276,12 +334,14 @@ impl Cx<'_> {
     fn pod_claw(&mut self, x: &Node) -> (String, Defaults) {
         let mut d = Defaults::default();
         let Some(map) = self.map(x, "x-claw") else { return (String::new(), d) };
-        self.unknown_keys(map, POD_KEYS, "pod-level");
+        self.unknown_keys(map, POD_KEYS, None);
         let name = x.get("pod").and_then(|n| self.interp(n, "x-claw.pod")).map(|s| s.value).unwrap_or_default();
         let from_defaults = Origin::Defaults { spread: None };
         d.surfaces = x.get("surfaces-defaults").and_then(|n| self.default_items(n, "surfaces-defaults", Self::surface));
-        d.feeds = x.get("feeds-defaults").and_then(|n| self.default_items(n, "feeds-defaults", Self::feed));
-        d.tools = x.get("tools-defaults").and_then(|n| self.default_items(n, "tools-defaults", |cx, n, i| cx.grant(n, i, from_defaults)));
+        d.feeds = x.get("feeds-defaults").and_then(|n| self.default_items(n, "feeds-defaults", |cx, n, i| cx.feed(n, "feeds-defaults", i)));
+        d.tools = x
+            .get("tools-defaults")
+            .and_then(|n| self.default_items(n, "tools-defaults", |cx, n, i| cx.grant(n, "tools-defaults", i, from_defaults)));
         d.skills = x.get("skills-defaults").and_then(|n| self.default_items(n, "skills-defaults", |cx, n, _| cx.interp(n, "skill")));
         d.tool_policy = x.get("tool-policy-defaults").filter(|n| !n.is_null()).and_then(|n| self.tool_policy(n));
         d.handles =
@@ -438,7 +498,7 @@ impl Cx<'_> {
     fn claw(&mut self, service: &str, x: &Node, d: &Defaults) -> Option<Claw> {
         if !x.is_null() {
             let map = self.map(x, "x-claw")?;
-            self.unknown_keys(map, SERVICE_KEYS, "service-level");
+            self.unknown_keys(map, SERVICE_KEYS, Some(service));
             for &key in MISPLACED {
                 if let Some(k) = x.key_node(key) {
                     let msg = format!("service \"{service}\": \"{key}\" is a pod-level field and cannot be declared on a service");
@@ -467,9 +527,9 @@ impl Cx<'_> {
         let at = |key: &str| (service, count, x.key_node(key).map_or(x.loc, |k| k.loc));
         let surfaces = x.get("surfaces").and_then(|n| self.items(n, "surfaces", Self::surface));
         let surfaces = self.expanded("surfaces", at("surfaces"), surfaces, d.surfaces.as_deref(), same);
-        let feeds = x.get("feeds").and_then(|n| self.items(n, "feeds", Self::feed));
+        let feeds = x.get("feeds").and_then(|n| self.items(n, "feeds", |cx, n, i| cx.feed(n, "feeds", i)));
         let feeds = self.expanded("feeds", at("feeds"), feeds, d.feeds.as_deref(), same);
-        let tools = x.get("tools").and_then(|n| self.items(n, "tools", |cx, n, i| cx.grant(n, i, Origin::Service)));
+        let tools = x.get("tools").and_then(|n| self.items(n, "tools", |cx, n, i| cx.grant(n, "tools", i, Origin::Service)));
         let tools = self.expanded("tools", at("tools"), tools, d.tools.as_deref(), inherit);
         let skills = x.get("skills").and_then(|n| self.items(n, "skills", |cx, n, _| cx.interp(n, "skill")));
         let skills = self.expanded("skills", at("skills"), skills, d.skills.as_deref(), same);
@@ -482,10 +542,12 @@ impl Cx<'_> {
         let tools_declared = x.get("tools").is_some();
         let (persona, include) = (self.persona(x.get("persona")), self.includes(service, x.get("include")));
         let handles = self.handles(service, count, x.get("handles"), d.handles.as_ref());
+        let describe_only = describe_file.is_some() && x.as_map().is_some_and(|m| m.len() == 1);
         Some(Claw {
             loc: x.loc,
             role,
             describe_file,
+            describe_only,
             cllama,
             count,
             surfaces,
@@ -697,15 +759,21 @@ impl Cx<'_> {
         s
     }
 
-    fn feed(&mut self, node: &Node, index: usize) -> Option<FeedEntry> {
+    /// One feed entry, `list[index]` (`feeds[0]`, `feeds-defaults[1]`) in messages.
+    fn feed(&mut self, node: &Node, list: &str, index: usize) -> Option<FeedEntry> {
         if node.as_map().is_none() {
             if node.as_seq().is_some() || node.is_null() {
-                self.wrong_type("feed entry", "a string or mapping", node);
+                self.wrong_type(&format!("{list}[{index}]"), "a string or mapping", node);
                 return None;
             }
-            let name = self.interp(node, "feed name")?;
+            let name = self.interp(node, &format!("{list}[{index}]: feed name"))?;
             if name.value.trim().is_empty() {
-                self.error(diags::INVALID_VALUE, "feed name must not be empty", node.loc, "name a feed from a service descriptor");
+                self.error(
+                    diags::INVALID_VALUE,
+                    format!("{list}[{index}]: feed name must not be empty"),
+                    node.loc,
+                    "name a feed from a service descriptor",
+                );
                 return None;
             }
             return Some(FeedEntry::ByName(Spanned { value: name.value.trim().to_string(), loc: name.loc }));
@@ -715,7 +783,7 @@ impl Cx<'_> {
         let mut unreadable = false;
         let mut field = |cx: &mut Self, key: &str| {
             let n = node.get(key).filter(|n| !n.is_null())?;
-            let v = cx.interp(n, &format!("feed {index}: {key}"));
+            let v = cx.interp(n, &format!("{list}[{index}]: {key}"));
             unreadable |= v.is_none();
             v
         };
@@ -724,9 +792,9 @@ impl Cx<'_> {
         let name = field(self, "name").map(|s| s.value.trim().to_string()).filter(|s| !s.is_empty());
         let description = field(self, "description").map(|s| s.value.trim().to_string()).unwrap_or_default();
         let ttl = match node.get("ttl") {
-            Some(n) => self.positive(n, &format!("feed {index}: ttl")),
+            Some(n) => self.positive(n, &format!("{list}[{index}]: ttl")),
             None => {
-                self.error(diags::INVALID_VALUE, format!("feed {index}: ttl must be > 0"), node.loc, "set `ttl:` in seconds");
+                self.error(diags::INVALID_VALUE, format!("{list}[{index}]: ttl must be > 0"), node.loc, "set `ttl:` in seconds");
                 None
             }
         };
@@ -734,17 +802,17 @@ impl Cx<'_> {
             return None;
         }
         let Some(source) = source.filter(|s| !s.value.is_empty()) else {
-            self.error(diags::REQUIRED, format!("feed {index}: source is required"), node.loc, "set `source:` to the providing service");
+            self.error(diags::REQUIRED, format!("{list}[{index}]: source is required"), node.loc, "set `source:` to the providing service");
             return None;
         };
         let Some(path) = path.filter(|p| !p.value.is_empty()) else {
-            self.error(diags::REQUIRED, format!("feed {index}: path is required"), node.loc, "set `path:` to the feed's HTTP path");
+            self.error(diags::REQUIRED, format!("{list}[{index}]: path is required"), node.loc, "set `path:` to the feed's HTTP path");
             return None;
         };
         if !path.value.starts_with('/') {
             self.error(
                 diags::INVALID_VALUE,
-                format!("feed {index}: path \"{}\" must start with '/'", path.value),
+                format!("{list}[{index}]: path \"{}\" must start with '/'", path.value),
                 path.loc,
                 "write the path as `/…`",
             );
@@ -754,74 +822,66 @@ impl Cx<'_> {
         Some(FeedEntry::Inline(InlineFeed { name, source, path: path.value, ttl: ttl?, description, loc: node.loc }))
     }
 
-    fn grant(&mut self, node: &Node, index: usize, origin: Origin) -> Option<Grant> {
+    /// One grant, `list[index]` (`tools[0]`, `tools-defaults[1]`) in messages and reports.
+    fn grant(&mut self, node: &Node, list: &str, index: usize, origin: Origin) -> Option<Grant> {
+        let at = format!("{list}[{index}]");
         if node.as_map().is_none() {
             if node.as_seq().is_some() || node.is_null() {
-                self.wrong_type("tool entry", "a string or mapping", node);
+                self.wrong_type(&at, "a string or mapping", node);
                 return None;
             }
-            let service = self.string(node, "tool service")?;
+            let service = self.string(node, &format!("{at}: tool service"))?;
             if service.value.trim().is_empty() {
                 self.error(
                     diags::INVALID_VALUE,
-                    "tool service must not be empty",
+                    format!("{at}: tool service must not be empty"),
                     node.loc,
                     "name a service whose descriptor declares tools",
                 );
                 return None;
             }
             let service = Spanned { value: service.value.trim().to_string(), loc: service.loc };
-            return Some(Grant { service, allow: Allow::All, loc: node.loc, origin });
+            return Some(Grant { service, allow: Allow::All, loc: node.loc, origin, path: at });
         }
-        let service = match node.get("service").and_then(|n| self.string(n, &format!("tool policy {index}: service"))) {
+        let service = match node.get("service").and_then(|n| self.string(n, &format!("{at}: service"))) {
             Some(s) if !s.value.trim().is_empty() => Spanned { value: s.value.trim().to_string(), loc: s.loc },
             _ => {
-                self.error(diags::REQUIRED, format!("tool policy {index}: service is required"), node.loc, "write `- service: <name>`");
+                self.error(diags::REQUIRED, format!("{at}: service is required"), node.loc, "write `- service: <name>`");
                 return None;
             }
         };
         let allow = match node.get("allow").filter(|n| !n.is_null()) {
             None => Allow::All,
-            Some(a) => self.allow(a, index)?,
+            Some(a) => self.allow(a, &at)?,
         };
-        Some(Grant { service, allow, loc: node.loc, origin })
+        Some(Grant { service, allow, loc: node.loc, origin, path: at })
     }
 
-    fn allow(&mut self, node: &Node, index: usize) -> Option<Allow> {
+    fn allow(&mut self, node: &Node, at: &str) -> Option<Allow> {
         let names: Vec<&Node> = match node.as_seq() {
             Some(list) => list.iter().collect(),
             None if node.as_map().is_none() && go_scalar_type(node).is_none() => vec![node],
             None => {
                 let got = go_scalar_type(node).unwrap_or_else(|| node.kind_name());
-                let msg = format!("tool policy {index}: allow must be a string or list, got {got}");
+                let msg = format!("{at}: allow must be a string or list, got {got}");
                 self.error(diags::WRONG_TYPE, msg, node.loc, "write `allow: tool_name`, `allow: [a, b]` or `allow: all`");
                 return None;
             }
         };
         if names.is_empty() {
-            self.error(
-                diags::INVALID_VALUE,
-                format!("tool policy {index}: allow must not be empty"),
-                node.loc,
-                "list tool names, or write `allow: all`",
-            );
+            self.error(diags::INVALID_VALUE, format!("{at}: allow must not be empty"), node.loc, "list tool names, or write `allow: all`");
             return None;
         }
         let mut out = Vec::new();
         for (i, n) in names.iter().enumerate() {
             let Some(s) = n.as_str().filter(|_| n.as_map().is_none() && n.as_seq().is_none() && go_scalar_type(n).is_none()) else {
                 let got = go_scalar_type(n).unwrap_or_else(|| n.kind_name());
-                let msg = format!("tool policy {index}: allow[{i}] must be a string, got {got}");
+                let msg = format!("{at}: allow[{i}] must be a string, got {got}");
                 self.error(diags::WRONG_TYPE, msg, n.loc, "list tool names as strings");
                 return None;
             };
             if s.trim().is_empty() {
-                self.error(
-                    diags::INVALID_VALUE,
-                    format!("tool policy {index}: allow[{i}] must not be empty"),
-                    n.loc,
-                    "remove the blank entry",
-                );
+                self.error(diags::INVALID_VALUE, format!("{at}: allow[{i}] must not be empty"), n.loc, "remove the blank entry");
                 return None;
             }
             out.push(Spanned { value: s.trim().to_string(), loc: n.loc });
@@ -830,7 +890,7 @@ impl Cx<'_> {
         if has_all && out.len() > 1 {
             self.error(
                 diags::INVALID_VALUE,
-                format!("tool policy {index}: allow \"all\" must not be combined with named tools"),
+                format!("{at}: allow \"all\" must not be combined with named tools"),
                 node.loc,
                 "use either `allow: all` or a list of tool names",
             );

@@ -21,7 +21,7 @@ pub(crate) fn build_context(req: &Request) -> SourceResult {
     let context = fs::normalize(&req.pod_dir.join(&build.context));
     let label = req.dockerfile()?.and_then(|d| d.labels.get("claw.describe").map(|l| (l.clone(), d.name.clone())));
     let path = match &label {
-        Some((l, dockerfile)) => fs::contained(&context, l).map_err(|why| {
+        Some((l, dockerfile)) => fs::contained(&context, l, fs::Boundary::BuildContext).map_err(|why| {
             vec![
                 Diagnostic::error(
                     diags::PATH_ESCAPE,
@@ -32,7 +32,7 @@ pub(crate) fn build_context(req: &Request) -> SourceResult {
             ]
         })?,
         // The implicit file is confined to the context as a label path is.
-        None => fs::contained(&context, ".claw-describe.json").map_err(|why| {
+        None => fs::contained(&context, ".claw-describe.json", fs::Boundary::BuildContext).map_err(|why| {
             vec![
                 Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": .claw-describe.json: {why}", req.service.name))
                     .at(build.loc)
@@ -42,7 +42,7 @@ pub(crate) fn build_context(req: &Request) -> SourceResult {
     };
     let name = fs::relative_name(req.pod_dir, &path);
     match req.log.read(&path, &name, "descriptor") {
-        Ok(text) => Ok(Some(Loaded::file(OriginKind::BuildContext, name, text, SkillRoot::Dir(context)))),
+        Ok(text) => Ok(Some(Loaded::file(OriginKind::BuildContext, name, text, SkillRoot::BuildContext(context)))),
         Err(ReadError::Missing) => Ok(None),
         Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at(build.loc)]),
     }

@@ -98,24 +98,50 @@ pub(crate) fn io_error(name: &str, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error(diags::IO, format!("cannot read `{name}`: {e}")).help("check that the file exists and is readable")
 }
 
+/// What a [`contained`] path is confined to, as messages name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Boundary {
+    /// A service's build context (its label paths; its descriptor's skill).
+    BuildContext,
+    /// The directory of a descriptor file, for the skill of a service with no build.
+    DescriptorDir,
+}
+
+impl Boundary {
+    /// "the build context" / "the descriptor's directory".
+    pub(crate) fn the(self) -> &'static str {
+        match self {
+            Boundary::BuildContext => "the build context",
+            Boundary::DescriptorDir => "the descriptor's directory",
+        }
+    }
+
+    fn its(self) -> &'static str {
+        match self {
+            Boundary::BuildContext => "its build context",
+            Boundary::DescriptorDir => "the descriptor's directory",
+        }
+    }
+}
+
 /// Joins a path taken from an input the pod author does not control (a descriptor's
 /// `skill`, a Dockerfile `LABEL`) onto `root`, refusing any way out of `root`: `..`
 /// components, absolute escapes and symlinks that resolve outside.
-pub(crate) fn contained(root: &Path, untrusted: &str) -> Result<PathBuf, String> {
+pub(crate) fn contained(root: &Path, untrusted: &str, boundary: Boundary) -> Result<PathBuf, String> {
     let rel = untrusted.trim_start_matches('/');
     let mut joined = root.to_path_buf();
     for c in Path::new(rel).components() {
         match c {
             Component::Normal(p) => joined.push(p),
             Component::CurDir => {}
-            Component::ParentDir => return Err(format!("\"{untrusted}\" uses `..` to leave its build context")),
+            Component::ParentDir => return Err(format!("\"{untrusted}\" uses `..` to leave {}", boundary.its())),
             Component::RootDir | Component::Prefix(_) => {}
         }
     }
     if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize())
         && !real.starts_with(&real_root)
     {
-        return Err(format!("\"{untrusted}\" is a symlink that leads out of its build context"));
+        return Err(format!("\"{untrusted}\" is a symlink that leads out of {}", boundary.its()));
     }
     Ok(joined)
 }
@@ -163,9 +189,12 @@ mod tests {
         let root = dir.path().join("ctx");
         std::fs::create_dir(&root).unwrap();
         std::fs::write(dir.path().join("secret"), "s").unwrap();
-        assert!(contained(&root, "/x.json").unwrap().ends_with("ctx/x.json"));
-        assert!(contained(&root, "../secret").is_err());
+        let ctx = Boundary::BuildContext;
+        assert!(contained(&root, "/x.json", ctx).unwrap().ends_with("ctx/x.json"));
+        assert_eq!(contained(&root, "../secret", ctx).unwrap_err(), "\"../secret\" uses `..` to leave its build context");
+        let beside = contained(&root, "../secret", Boundary::DescriptorDir).unwrap_err();
+        assert_eq!(beside, "\"../secret\" uses `..` to leave the descriptor's directory");
         std::os::unix::fs::symlink(dir.path().join("secret"), root.join("link")).unwrap();
-        assert!(contained(&root, "/link").unwrap_err().contains("symlink"));
+        assert!(contained(&root, "/link", ctx).unwrap_err().contains("symlink"));
     }
 }

@@ -107,11 +107,14 @@ impl From<&Service> for Declared {
     }
 }
 
-/// Where a descriptor's `skill` file lives.
+/// Where a descriptor's `skill` file lives, and what it is confined to.
 #[derive(Clone, Debug)]
 pub(crate) enum SkillRoot {
-    /// A directory on disk (the build context, or beside the descriptor file).
+    /// The directory of the descriptor file (`describe-file`, `--descriptor`, a
+    /// `.claw-discovered/` snapshot) of a service with no build context.
     Dir(PathBuf),
+    /// The service's build context.
+    BuildContext(PathBuf),
     /// The image the descriptor came from.
     Image(std::sync::Arc<crate::image::ImageFacts>),
 }
@@ -121,7 +124,7 @@ impl SkillRoot {
     pub(crate) fn image(&self) -> Option<ImageRef> {
         match self {
             SkillRoot::Image(f) => Some(ImageRef { reference: f.reference.clone(), id: f.info.id.clone() }),
-            SkillRoot::Dir(_) => None,
+            SkillRoot::Dir(_) | SkillRoot::BuildContext(_) => None,
         }
     }
 }
@@ -221,7 +224,7 @@ pub(crate) fn read_required(req: &Request, path: &Path, kind: OriginKind, what: 
 /// Skills of build services resolve in the build context, others beside the descriptor.
 pub(crate) fn with_build_root(mut loaded: Loaded, req: &Request) -> Loaded {
     if let Some(b) = &req.service.build {
-        loaded.skill_root = SkillRoot::Dir(fs::normalize(&req.pod_dir.join(&b.context)));
+        loaded.skill_root = SkillRoot::BuildContext(fs::normalize(&req.pod_dir.join(&b.context)));
     }
     loaded
 }
@@ -236,19 +239,23 @@ impl Skills<'_> {
     /// The skill at `path` under `root` (a build context or an image): its source name
     /// and text. `named_by` is the label that named it, when not the descriptor.
     pub(crate) fn read(&self, root: &SkillRoot, path: &str, named_by: Option<&str>) -> Result<(String, String), Diagnostic> {
-        let root = match root {
-            SkillRoot::Dir(d) => d,
+        // The boundary the skill is confined to, as messages name it.
+        let (root, boundary) = match root {
+            SkillRoot::BuildContext(d) => (d, fs::Boundary::BuildContext),
+            SkillRoot::Dir(d) => (d, fs::Boundary::DescriptorDir),
             SkillRoot::Image(facts) => return image_file(facts, path, Some(named_by.unwrap_or("the descriptor's skill")), self.log),
         };
-        let file = fs::contained(root, path).map_err(|why| {
+        let file = fs::contained(root, path, boundary).map_err(|why| {
+            let dir = fs::relative_name(self.pod_dir, root);
+            let shown = if dir == "." { String::new() } else { format!(" (`{dir}/`)") };
             Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))
-                .help("a descriptor's skill names a file inside the service's build context")
+                .help(format!("a descriptor's skill names a file inside {}{shown}", boundary.the()))
         })?;
         let name = fs::relative_name(self.pod_dir, &file);
         match self.log.read(&file, &name, "skill") {
             Ok(text) => Ok((name, text)),
             Err(ReadError::Missing) => {
-                Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{path}\" was not found in the build context"))
+                Err(Diagnostic::error(diags::SKILL_NOT_FOUND, format!("descriptor skill \"{path}\" was not found in {}", boundary.the()))
                     .help(format!("expected `{name}`; add the file or remove \"skill\" from the descriptor")))
             }
             Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(d),

@@ -126,6 +126,27 @@ fn missing_descriptor_skill() {
     );
 }
 
+/// A service without a build context resolves its descriptor's skill beside the
+/// descriptor file (`describe-file`, `--descriptor`), and messages name that boundary.
+#[test]
+fn a_skill_without_a_build_context_is_confined_to_the_descriptors_directory() {
+    let yaml = "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    image: api\n";
+    let with_skill = |skill: &str| http_descriptor(&["t"]).replace("\"version\":2", &format!("\"version\":2,\"skill\":\"{skill}\""));
+    let pod = Pod::new(yaml).file("descriptors/api.json", &with_skill("../secrets.md")).file("secrets.md", "nope");
+    let run = pod.compile(&["--descriptor", "api=descriptors/api.json"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(!pod.out_exists());
+    let d =
+        run.assert_error("clawc::source::path_escape", "descriptor skill \"../secrets.md\" uses `..` to leave the descriptor's directory");
+    assert_eq!((d["file"].as_str(), d["line"].as_u64()), (Some("descriptors/api.json"), Some(1)));
+    assert!(d["help"].as_str().unwrap().contains("inside the descriptor's directory (`descriptors/`)"), "{d}");
+    let pod = Pod::new(yaml).file("descriptors/api.json", &with_skill("SKILL.md"));
+    let run = pod.compile(&["--descriptor", "api=descriptors/api.json"]);
+    let d = run.assert_error("clawc::source::skill_not_found", "descriptor skill \"SKILL.md\" was not found in the descriptor's directory");
+    assert!(d["help"].as_str().unwrap().contains("expected `descriptors/SKILL.md`"), "{d}");
+    assert!(!pod.out_exists());
+}
+
 #[test]
 fn pod_author_paths_may_leave_the_pod_directory_but_not_the_repository() {
     let yaml = "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ../svc\n    x-claw:\n      describe-file: ../svc/x.json\n";

@@ -10,6 +10,7 @@ mod determinism;
 mod diagnostics;
 mod fuzz_corpus;
 mod golden;
+mod grants;
 mod harness;
 mod hostile;
 mod images;

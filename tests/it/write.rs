@@ -49,7 +49,10 @@ fn inline_tokens_are_0600_and_redacted_by_default() {
     assert!(pod.read("out/context/bot/tools.json").contains("\"token\": \"${API_TOKEN}\""));
     let run = pod.run_with_env(&["--secrets", "inline"], &[]);
     assert_eq!(run.code, 2, "inline needs a value");
-    run.assert_error("clawc::grant::auth_env", "service env has no value for \"API_TOKEN\"");
+    run.assert_error(
+        "clawc::grant::auth_env",
+        "service env passes \"API_TOKEN\" through without a value, and neither .env nor the environment sets it",
+    );
     let pod = pod.file(".env", "API_TOKEN=tok-0123456789\n");
     std::fs::write(
         pod.path("claw-pod.yml"),
