@@ -47,18 +47,23 @@ enum DescribeFormat {
 }
 
 pub(super) fn run(args: DescribeArgs) -> i32 {
-    let (target, pod) = match (&args.image, &args.target, &args.service) {
-        (Some(r), _, _) => (Target::Image(r.clone()), PathBuf::from("claw-pod.yml")),
-        (None, Some(pod), Some(s)) => (Target::Service(s.clone()), pod.clone()),
-        (None, Some(p), None) => (Target::Path(p.clone()), PathBuf::from("claw-pod.yml")),
+    // clawc.toml is looked for from the pod's directory, the described path's (the
+    // path itself when it is a build context), or the current directory for an image.
+    let (target, pod, start) = match (&args.image, &args.target, &args.service) {
+        (Some(r), _, _) => (Target::Image(r.clone()), PathBuf::from("claw-pod.yml"), None),
+        (None, Some(pod), Some(s)) => (Target::Service(s.clone()), pod.clone(), None),
+        (None, Some(p), None) => {
+            let dir = if p.is_dir() { p.clone() } else { crate::compile::pod_dir(p) };
+            (Target::Path(p.clone()), PathBuf::from("claw-pod.yml"), Some(dir))
+        }
         (None, None, _) => unreachable!("clap requires TARGET unless --image"),
     };
-    let opts = match args.input.options(&pod, SecretMode::Redact) {
+    let format = if args.format == DescribeFormat::Json { super::Format::Json } else { super::Format::Human };
+    let opts = match args.input.options(&pod, start.as_deref(), SecretMode::Redact) {
         Ok(o) => o,
-        Err(code) => return code,
+        Err(r) => return r.print(format),
     };
     let out = inspect(&target, args.name.as_deref(), &opts);
-    let format = if args.format == DescribeFormat::Json { super::Format::Json } else { super::Format::Human };
     let Some(d) = out.described.as_ref() else {
         super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
         return out.exit_code();
