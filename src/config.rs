@@ -752,9 +752,12 @@ mod tests {
         (v, diags)
     }
 
-    fn codes_of(d: &[Diagnostic]) -> Vec<&str> {
-        d.iter().map(|d| d.code.as_str()).collect()
+    fn codes_of(d: &[Diagnostic]) -> Vec<crate::diag::Code> {
+        d.iter().map(|d| d.code).collect()
     }
+
+    use crate::source::diags::PATH_ESCAPE;
+    use codes::{BAD_VALUE, NOT_SETTABLE, SYNTAX, UNKNOWN_KEY};
 
     #[test]
     fn every_key_parses_its_value() {
@@ -780,18 +783,15 @@ mod tests {
     #[test]
     fn bad_values_and_keys_are_coded_and_placed() {
         let (_, d) = parse_text("image-jobs = \"eight\"\nimgaes = \"none\"\nsecrets = \"inline\"\nstrict = 1\n");
-        assert_eq!(
-            codes_of(&d),
-            ["clawc::config::bad_value", "clawc::config::unknown_key", "clawc::config::not_settable", "clawc::config::bad_value"]
-        );
+        assert_eq!(codes_of(&d), [BAD_VALUE, UNKNOWN_KEY, NOT_SETTABLE, BAD_VALUE]);
         assert_eq!(d[1].loc.unwrap().span.line, 2);
         assert_eq!(d[1].help.as_deref(), Some("did you mean `images`?"));
         let (_, d) = parse_text("env_file = \".env\"\n");
         assert_eq!(d[0].help.as_deref(), Some("did you mean `env-file`?"));
         let (_, d) = parse_text("images = [\"none\", \"docker\"]\ndescriptor = [\"a=x\", \"a=y\"]\nrunner = \"a=nosuch\"\nimages2 = [\n");
-        assert_eq!(codes_of(&d), ["clawc::config::syntax"], "a syntax error is reported alone");
+        assert_eq!(codes_of(&d), [SYNTAX], "a syntax error is reported alone");
         let (_, d) = parse_text("images = [\"none\", \"docker\"]\ndescriptor = [\"a=x\", \"a=y\"]\nrunner = \"a=nosuch\"\nout = 3\n");
-        assert_eq!(codes_of(&d), ["clawc::config::bad_value"; 4]);
+        assert_eq!(codes_of(&d), [BAD_VALUE; 4]);
     }
 
     #[test]
@@ -817,13 +817,13 @@ mod tests {
             SourceFile::new("clawc.toml", "out = \"../elsewhere\"\nenv-file = \"/etc/passwd\"\nimages = \"oci:../x\"\nroot = \"..\"\n");
         let mut diags = Vec::new();
         let v = parse(&file, FileId(0), repo.path(), Some((&repo, &repo)), &mut diags);
-        assert_eq!(codes_of(&diags), ["clawc::source::path_escape"; 4]);
+        assert_eq!(codes_of(&diags), [PATH_ESCAPE; 4]);
         assert!(v.out.is_none() && v.env_file.is_none() && v.images.is_none() && v.root.is_none());
         std::os::unix::fs::symlink("/etc", dir.path().join("link")).unwrap();
         let file = SourceFile::new("clawc.toml", "env-file = \"link/passwd\"\n");
         let mut diags = Vec::new();
         parse(&file, FileId(0), repo.path(), Some((&repo, &repo)), &mut diags);
-        assert_eq!(codes_of(&diags), ["clawc::source::path_escape"], "a symlink out of the repository");
+        assert_eq!(codes_of(&diags), [PATH_ESCAPE], "a symlink out of the repository");
     }
 
     /// `docs/config.md` carries the table [`KEYS`] renders
