@@ -262,6 +262,11 @@ fn shell_word(s: &str) -> String {
 fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Options, out: &Path) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let crate::lock::Replay::InSync { outputs, secret_keys } = crate::compile::replay_lock(opts, &env, out) else { return None };
+    // The hashes say nothing about warnings; the committed report lists them. With
+    // --strict, a tree compiled with warnings is compiled again so they fail the check.
+    if opts.strict && has_warnings(outputs.get(crate::project::REPORT)) {
+        return None;
+    }
     let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
     let leaks = crate::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();
@@ -273,6 +278,13 @@ fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Opti
     let code = i32::from(failed);
     super::check::print(&[], args.diff, &fix_command(args, settings), args.format, diags, "lock", code);
     Some(code)
+}
+
+/// Whether a report.json lists warnings (one that does not read as a report counts too:
+/// only a compile can tell).
+fn has_warnings(report: Option<&Vec<u8>>) -> bool {
+    let Some(bytes) = report else { return false };
+    serde_json::from_slice::<serde_json::Value>(bytes).map_or(true, |r| r["warnings"].as_array().is_none_or(|w| !w.is_empty()))
 }
 
 fn check(
