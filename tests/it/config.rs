@@ -508,3 +508,50 @@ fn every_command_documents_its_exit_codes() {
     assert!(compile.contains("1 --check only: drift"), "{compile}");
     assert!(compile.contains("unreachable with --images docker"), "Docker unreachable is exit 3 only with --images docker: {compile}");
 }
+
+/// A pod whose grants sit on lines of different widths (6 and 12), with a tool name
+/// that is not ASCII.
+fn aligned_repo() -> Repo {
+    let r = Repo::new();
+    r.write(
+        "repo/deploy/claw-pod.yml",
+        "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools:\n        - service: api\n          allow: [a]\n\n\n\n\n\n        - service: other\n          allow: all\n  api:\n    image: api:1\n  other:\n    image: other:1\n",
+    );
+    r.write("repo/svc/other.json", &http_descriptor(&["grüße_senden"]));
+    r.write("repo/clawc.toml", "images = \"none\"\ndescriptor = [\"api=svc/api.json\", \"other=svc/other.json\"]\n");
+    r
+}
+
+/// The display column where `needle` starts on `line`.
+fn column(line: &str, needle: &str) -> usize {
+    line[..line.find(needle).unwrap_or_else(|| panic!("{needle} not in {line}"))].chars().count()
+}
+
+#[test]
+fn explain_and_who_can_align_their_columns() {
+    let r = aligned_repo();
+    let run = r.run("repo", &["explain", "deploy/claw-pod.yml", "bot"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().skip(1).collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    let at: Vec<(usize, usize)> = lines.iter().map(|l| (column(l, "claw-pod.yml:"), column(l, "the agent's own"))).collect();
+    assert_eq!(at[0], at[1], "columns differ:\n{}", run.stdout);
+    let run = r.run("repo", &["who-can", "deploy/claw-pod.yml", "other"], &[]);
+    let run2 = r.run("repo", &["who-can", "deploy/claw-pod.yml", "api"], &[]);
+    assert_eq!((run.code, run2.code), (0, 0));
+    assert!(run.stdout.starts_with("bot  other.grüße_senden  claw-pod.yml:13:11  "), "{}", run.stdout);
+    let run = r.run("repo", &["explain", "deploy/claw-pod.yml", "bot", "api.a"], &[]);
+    let steps: Vec<usize> = run.stdout.lines().skip(1).map(|l| column(l, l.split_whitespace().nth(2).unwrap())).collect();
+    assert!(steps.windows(2).all(|w| w[0] == w[1]), "{}", run.stdout);
+}
+
+#[test]
+fn markdown_is_a_format_of_its_own() {
+    let r = aligned_repo();
+    let run = r.run("repo", &["report", "deploy/claw-pod.yml", "--matrix", "--markdown", "--format", "json"], &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("'--markdown' cannot be used with '--format <FORMAT>'"), "{}", run.stderr);
+    let run = r.run("repo", &["report", "deploy/claw-pod.yml", "--matrix", "--markdown"], &[]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.starts_with("| tool | effect | bot (cllama) |"), "{}", run.stdout);
+}
