@@ -409,7 +409,7 @@ fn parse(file: &SourceFile, id: FileId, dir: &Path, confine: Option<(&InputRoot,
         }
     };
     let table = doc.as_table();
-    for (name, item) in table.iter() {
+    for (name, item) in table {
         let key_loc = at(table.key(name).and_then(toml_edit::Key::span));
         let Some(key) = KEYS.iter().find(|k| k.name == name) else {
             diags.push(unknown(name, key_loc, &file.name));

@@ -65,7 +65,7 @@ pub(super) fn run(args: ConfigArgs) -> i32 {
     match (&file, &settings.searched) {
         (Some(name), _) => println!("settings for {} (clawc.toml: {name})", args.pod.display()),
         (None, Some((from, to))) => {
-            println!("settings for {} (no clawc.toml in {} or a parent up to {})", args.pod.display(), from.display(), to.display())
+            println!("settings for {} (no clawc.toml in {} or a parent up to {})", args.pod.display(), from.display(), to.display());
         }
         (None, None) => println!("settings for {} (no clawc.toml read)", args.pod.display()),
     }
