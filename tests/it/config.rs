@@ -343,6 +343,8 @@ fn settings_given_on_the_command_line_are_named_as_given() {
     let run = r.compile(&["--images", "none", "--descriptor", "api=svc/api.json"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     std::fs::remove_dir_all(r.path("repo/deploy/.claw-compiled")).unwrap();
+    let run = r.run("repo", &["describe", "deploy/claw-pod.yml", "api", "--images", "none", "--descriptor", "api=svc/api.json"], &[]);
+    assert!(run.stdout.contains("version 2, from the command-line `svc/api.json`"), "shown as it was read: {}", run.stdout);
     for (args, code, message, help) in [
         (
             vec!["--descriptor", "api=svc/nope.json"],
