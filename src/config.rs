@@ -325,9 +325,9 @@ impl Provenance {
     }
 }
 
-/// Works out the settings for the pod at `pod` (the config file is looked for from
-/// `start`, the pod's directory for the pod commands), reading `clawc.toml` as `given`
-/// chooses and the variables in `env`.
+/// Works out the settings: the command line's (`given`), the variables `env` answers,
+/// and the config file `given` chooses (discovered from `start`, the pod's directory for
+/// the pod commands).
 pub(crate) fn load(given: &Given, start: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Effective, Failed> {
     let mut diags = Vec::new();
     let mut sources = SourceMap::default();
