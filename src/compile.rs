@@ -46,6 +46,17 @@ pub struct Options {
     pub root: Option<PathBuf>,
     /// `--runner SERVICE=TYPE`: an agent's runner, over what its image or Dockerfile says.
     pub runners: BTreeMap<String, String>,
+    /// `--strict`: every warning is an error (promoted after the passes, keeping its code).
+    pub strict: bool,
+    /// How a promoted warning names the setting that promoted it (default `--strict`).
+    pub strict_by: Option<String>,
+    /// Where `env_file`, `root`, `descriptors` and `runners` were set (a flag, or a line
+    /// of `clawc.toml`), so diagnostics about them say so.
+    pub provenance: crate::config::Provenance,
+    /// The image sources the lock records (relative to the pod directory), when not
+    /// `images`: `--check` passes the committed lock's, so reading the same images from
+    /// another source is not drift.
+    pub lock_image_sources: Option<Vec<String>>,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -82,7 +93,7 @@ impl Compiled {
 pub(crate) fn exit_code(diagnostics: &Diagnostics) -> i32 {
     if !diagnostics.has_errors() {
         0
-    } else if diagnostics.errors().any(|d| is_environment_failure(d.code)) {
+    } else if diagnostics.errors().any(|d| is_environment_failure(d.code) && !d.promoted) {
         3
     } else {
         2
@@ -98,6 +109,11 @@ pub fn compile(opts: &Options) -> Compiled {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let result = run(opts, &mut sources, &mut diags);
+    // At the boundary, after every pass: the passes raise warnings as the catalogue says,
+    // and --strict only changes what the run makes of them.
+    if opts.strict {
+        diags.promote_warnings(opts.strict_by.as_deref().unwrap_or("--strict"));
+    }
     match result {
         Some(b) if !diags.has_errors() => Compiled {
             artifacts: Some(b.artifacts),
@@ -165,7 +181,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
 /// with the log every later read joins.
 pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env, InputLog)> {
     let pod_dir = pod_dir(&opts.pod);
-    let log = InputLog::new(input_root(opts, diags)?);
+    let log = InputLog::new(input_root_in(opts, diags, sources)?);
     let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
     let text = match log.read(&opts.pod, &pod_name, "pod") {
         Ok(t) => t,
@@ -193,13 +209,29 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
     let (pod, ds) = parse_pod(pod_file, &root, &env);
     diags.extend(ds);
     let pod = pod?;
-    let named = opts.descriptors.keys().map(|s| ("--descriptor", s)).chain(opts.runners.keys().map(|s| ("--runner", s)));
-    for (flag, svc) in named.filter(|(_, s)| !pod.services.contains_key(*s)) {
-        let help = crate::diag::suggest(svc, pod.services.keys().map(String::as_str), "name a service of this pod");
-        diags.push(
-            Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("{flag} names \"{svc}\", which is not a service of this pod"))
-                .help(help),
-        );
+    // The settings that name services: each is checked against the pod, and a
+    // descriptor file before any source tries it, so the message names the flag (or the
+    // clawc.toml line) and the value as given.
+    let named = opts
+        .descriptors
+        .iter()
+        .map(|(s, p)| ("descriptor", s, p.display().to_string(), Some(p)))
+        .chain(opts.runners.iter().map(|(s, t)| ("runner", s, t.clone(), None)));
+    for (key, svc, value, path) in named {
+        let known = pod.services.contains_key(svc);
+        if known && !path.is_some_and(|p| is_missing(p)) {
+            continue;
+        }
+        let given = opts.provenance.locate(&format!("{key}.{svc}"), format!("--{key} {svc}={value}"), sources);
+        let d = if known {
+            Diagnostic::error(source_diags::MISSING, format!("{}: the descriptor file does not exist", given.what))
+                .help(format!("check the path; {}", given.relative_to))
+        } else {
+            let help = crate::diag::suggest(svc, pod.services.keys().map(String::as_str), "name a service of this pod");
+            Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("{} names \"{svc}\", which is not a service of this pod", given.what))
+                .help(help)
+        };
+        diags.push(d.at_opt(given.loc));
     }
     if diags.has_errors() {
         return None;
@@ -207,15 +239,26 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
     Some((pod, env, log))
 }
 
+/// Whether `path` does not exist (an unreadable one is left for the read to report).
+fn is_missing(path: &Path) -> bool {
+    std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// The input root: `--root` (which must exist) or the one discovered from the pod.
 pub(crate) fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> {
+    input_root_in(opts, diags, &mut SourceMap::default())
+}
+
+fn input_root_in(opts: &Options, diags: &mut Diagnostics, sources: &mut SourceMap) -> Option<InputRoot> {
     let Some(dir) = &opts.root else { return Some(InputRoot::discover(&pod_dir(&opts.pod))) };
     match InputRoot::new(dir) {
         Ok(r) => Some(r),
         Err(e) => {
+            let given = opts.provenance.locate("root", format!("--root {}", dir.display()), sources);
             diags.push(
-                Diagnostic::error(source_diags::MISSING, format!("--root `{}`: {e}", dir.display()))
-                    .help("pass an existing directory that holds the pod and its inputs"),
+                Diagnostic::error(source_diags::MISSING, format!("{}: {e}", given.what))
+                    .at_opt(given.loc)
+                    .help(format!("name an existing directory that holds the pod and its inputs; {}", given.relative_to)),
             );
             None
         }
@@ -238,13 +281,32 @@ pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock:
 
 /// The settings the lock records (and `--check` replays against).
 fn lock_settings(opts: &Options) -> crate::lock::Settings {
-    crate::lock::Settings { mode: opts.secrets, images: images_setting(opts), runners: opts.runners.clone() }
+    let dir = pod_dir(&opts.pod);
+    let relative = |p: &Path| crate::source::fs::relative_name(&dir, &std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    let image_sources = opts.lock_image_sources.clone().unwrap_or_else(|| {
+        opts.images
+            .iter()
+            .map(|s| match s {
+                ImageSource::Oci(p) => format!("oci:{}", relative(p)),
+                ImageSource::Archive(p) => format!("archive:{}", relative(p)),
+                other => other.to_string(),
+            })
+            .collect()
+    });
+    crate::lock::Settings {
+        mode: opts.secrets,
+        images: images_setting(opts),
+        image_sources,
+        runners: opts.runners.clone(),
+        descriptors: opts.descriptors.iter().map(|(svc, p)| (svc.clone(), relative(p))).collect(),
+    }
 }
 
 /// Whether images were read, as the lock records it (`none` or `read`): a tree compiled
 /// without images is never in sync by hashes alone for a compile that reads them. Which
-/// source had an image is left out, so Docker, a layout and an archive give one lock;
-/// every image input (found or missing) already makes `--check` compile.
+/// source had an image is recorded apart (`image_sources`) and not compared, so Docker,
+/// a layout and an archive are in sync alike; every image input (found or missing)
+/// already makes `--check` compile.
 fn images_setting(opts: &Options) -> String {
     if opts.images.is_empty() { "none" } else { "read" }.to_string()
 }
@@ -271,9 +333,11 @@ fn read_env(opts: &Options, pod_dir: &Path, sources: &mut SourceMap, diags: &mut
         }
         Err(ReadError::Missing) if !explicit => Env::default(),
         Err(ReadError::Missing) => {
+            let given = opts.provenance.locate("env-file", format!("--env-file {}", path.display()), sources);
             diags.push(
-                Diagnostic::error(source_diags::MISSING, format!("--env-file `{}` does not exist", path.display()))
-                    .help("check the path, or leave --env-file out to use the pod's .env"),
+                Diagnostic::error(source_diags::MISSING, format!("{}: the file does not exist", given.what))
+                    .at_opt(given.loc)
+                    .help(format!("check the path ({}), or leave env-file out to use the pod's .env", given.relative_to)),
             );
             Env::default()
         }

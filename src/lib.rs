@@ -23,6 +23,7 @@ pub(crate) mod access;
 pub(crate) mod artifact;
 pub(crate) mod compat;
 pub(crate) mod compile;
+pub(crate) mod config;
 pub(crate) mod describe;
 pub mod diag;
 pub(crate) mod digest;

@@ -3,6 +3,11 @@
 //! the names of the environment variables the output depends on with one digest of
 //! their values (never the values; token variables are named but not hashed), and the
 //! SHA-256 of every output. `compile --check` replays it to answer from hashes alone.
+//!
+//! It also records the settings that shape the output: the secrets mode, whether images
+//! were read and from which sources, and the `--runner` and `--descriptor` overrides.
+//! `--check` reads the image sources from it when no flag, variable or `clawc.toml`
+//! names any, so a tree is checked the way it was compiled.
 
 use crate::describe::ServiceDescriptor;
 use crate::digest::sha256_hex;
@@ -26,6 +31,13 @@ pub(crate) struct Lock {
     /// Whether images were read: `read`, or `none` (`--images none`).
     #[serde(default)]
     pub images: String,
+    /// The image sources, in order (`oci:`/`archive:` paths relative to the pod
+    /// directory); absent when no image was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_sources: Vec<String>,
+    /// `--descriptor SERVICE=PATH` overrides (paths relative to the pod directory).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub descriptors: BTreeMap<String, String>,
     /// `--runner SERVICE=TYPE` overrides (they shape the output as inputs do).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub runners: BTreeMap<String, String>,
@@ -84,7 +96,10 @@ pub(crate) struct Settings {
     pub mode: SecretMode,
     /// `read` or `none`.
     pub images: String,
+    /// Recorded, not compared: the same images from another source are the same inputs.
+    pub image_sources: Vec<String>,
     pub runners: BTreeMap<String, String>,
+    pub descriptors: BTreeMap<String, String>,
 }
 
 pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: &Built) -> Vec<u8> {
@@ -110,6 +125,8 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         clawc: env!("CARGO_PKG_VERSION").to_string(),
         secrets: mode_name(settings.mode).to_string(),
         images: settings.images.clone(),
+        image_sources: if settings.images == "none" { Vec::new() } else { settings.image_sources.clone() },
+        descriptors: settings.descriptors.clone(),
         runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
@@ -149,6 +166,7 @@ pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::Input
         || lock.secrets != mode_name(mode)
         || lock.images != settings.images
         || lock.runners != settings.runners
+        || lock.descriptors != settings.descriptors
         || mode != SecretMode::Redact
     {
         return Replay::Unknown;
@@ -188,4 +206,41 @@ pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::Input
         }
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys }
+}
+
+/// The lock committed in `out`, read as `--check` reads it (never through a symlink,
+/// bounded); `None` when there is none or it does not parse.
+pub(crate) fn committed(out: &Path) -> Option<Lock> {
+    if disk::not_a_directory(out).is_some() {
+        return None;
+    }
+    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, disk::MAX_BOOKKEEPING) else { return None };
+    serde_json::from_slice::<Lock>(&text).ok()
+}
+
+/// The image sources `lock` records, for `--check` when no flag, variable or file names
+/// any: `[none]` for a tree compiled without images. `None` when the lock predates the
+/// record, or a recorded path leaves `root` (the lock is untrusted: it cannot make clawc
+/// read outside the repository). Paths come back joined onto `pod_dir`.
+pub(crate) fn recorded_images(lock: &Lock, pod_dir: &Path, root: &crate::source::fs::InputRoot) -> Option<Vec<crate::image::ImageSource>> {
+    use crate::image::ImageSource;
+    if lock.images == "none" {
+        return Some(vec![ImageSource::None]);
+    }
+    if lock.images != "read" || lock.image_sources.is_empty() {
+        return None;
+    }
+    let inside = |p: &Path| {
+        let joined = crate::source::fs::normalize(&pod_dir.join(p));
+        root.holds(&joined).then_some(joined)
+    };
+    lock.image_sources
+        .iter()
+        .map(|s| match s.parse::<ImageSource>().ok()? {
+            ImageSource::None => None,
+            ImageSource::Oci(p) => inside(&p).map(ImageSource::Oci),
+            ImageSource::Archive(p) => inside(&p).map(ImageSource::Archive),
+            other => Some(other),
+        })
+        .collect()
 }

@@ -76,9 +76,8 @@ pub(super) fn print(
     let cyan = anstyle::AnsiColor::Cyan.on_default();
     let _ = writeln!(
         out,
-        "{bold}drift: {} file{} differ from what the pod compiles to{bold:#}",
-        drift.len(),
-        if drift.len() == 1 { "" } else { "s" }
+        "{bold}drift: {} from what the pod compiles to{bold:#}",
+        if drift.len() == 1 { "1 file differs".to_string() } else { format!("{} files differ", drift.len()) }
     );
     for f in drift {
         let style = match f.kind {

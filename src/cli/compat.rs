@@ -98,6 +98,12 @@ fn failed(f: &Failed, format: CompatFormat) -> i32 {
     f.exit_code()
 }
 
+/// Settings (clawc.toml, flags) that could not be worked out.
+fn refused(r: &super::inputs::Refused, format: CompatFormat) -> i32 {
+    print_diags(&r.diagnostics, &r.sources, format, &[]);
+    r.code
+}
+
 fn one(d: Diagnostic, format: CompatFormat) -> i32 {
     let code = if d.is_error() { d.code.exit_code() } else { 0 };
     print_diags(&[d], &SourceMap::default(), format, &[]);
@@ -115,9 +121,9 @@ pub(super) fn run(args: CompatArgs) -> i32 {
         (Err(d), _) | (_, Err(d)) => return one(d, format),
     };
     let first_pod = args.pod.first().cloned().unwrap_or_else(|| PathBuf::from("claw-pod.yml"));
-    let opts = match args.input.options(&first_pod, SecretMode::Redact) {
+    let opts = match args.input.options(&first_pod, None, SecretMode::Redact) {
         Ok(o) => o,
-        Err(code) => return code,
+        Err(r) => return refused(&r, format),
     };
     let (mut old, mut new) = match load::load_pair(&old_src, &new_src, args.service.as_deref(), &opts) {
         Ok(pair) => pair,
@@ -138,9 +144,9 @@ pub(super) fn run(args: CompatArgs) -> i32 {
     }
     let mut views = Vec::new();
     for pod in &args.pod {
-        let opts = match args.input.options(pod, SecretMode::Redact) {
+        let opts = match args.input.options(pod, None, SecretMode::Redact) {
             Ok(o) => o,
-            Err(code) => return code,
+            Err(r) => return refused(&r, format),
         };
         match grants::read(&opts, args.service.as_deref(), [&old, &new]) {
             Ok(v) => views.push(v),

@@ -2,18 +2,22 @@
 
 use super::Format;
 use super::check::DiffMode;
-use super::inputs::PodArgs;
+use super::inputs::{PodArgs, StrictArg, options};
+use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
 use crate::grant::SecretMode;
-use crate::output::write::write_tree;
+use crate::image::ImageSource;
+use crate::output::write::write_tree_with;
 use crate::sourcemap::SourceMap;
 use crate::{Options, compile};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 success · 2 invalid inputs or command line (diagnostics printed, nothing written) · 3 environment failure (I/O, Docker unreachable, image missing, an --out clawc refuses to write, interrupted before the commit: the previous tree is left as it was)."
+    after_help = "Settings left off the command line come from CLAWC_IMAGES, then the nearest clawc.toml (the pod's directory up to the repository root), then the defaults; `clawc config` shows them (docs/config.md).
+
+Exit codes: 0 compiled (with --check: in sync) · 1 --check only: drift, or a token value in the committed tree · 2 invalid inputs, settings or command line, or a warning with --strict (diagnostics printed, nothing written) · 3 environment failure: I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has, an --out clawc refuses to write, interrupted before the commit (the previous tree is left as it was)."
 )]
 pub struct CompileArgs {
     /// The pod file
@@ -24,18 +28,20 @@ pub struct CompileArgs {
     /// Output directory [default: <pod dir>/.claw-compiled]
     #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// How bearer tokens are written: `redact` writes ${VAR} (safe to commit), `inline` writes values with mode 0600
-    #[arg(long, value_enum, default_value_t = Secrets::Redact)]
-    secrets: Secrets,
+    /// How bearer tokens are written: `redact` writes ${VAR} (safe to commit), `inline` writes values with mode 0600 (not with --check, which compares redacted trees) [default: redact]
+    #[arg(long, value_enum)]
+    secrets: Option<Secrets>,
     /// Output format for diagnostics and the summary
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// Compile in memory and compare with the tree in --out; write nothing. Exit 0 in sync, 1 drift
+    /// Compile in memory (redacted) and compare with the tree in --out; write nothing. Exit 0 in sync, 1 drift
     #[arg(long)]
     check: bool,
     /// With --check: how much of each difference to show
     #[arg(long, value_enum, default_value_t = DiffMode::Full, requires = "check")]
     diff: DiffMode,
+    #[command(flatten)]
+    strict: StrictArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -45,21 +51,50 @@ enum Secrets {
 }
 
 pub(super) fn run(args: CompileArgs) -> i32 {
+    if args.check && args.secrets == Some(Secrets::Inline) {
+        // A committed tree must not hold token values (--check fails one that does), so
+        // comparing against an inline compile could only ever fail.
+        let e = clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--check compares redacted trees, so --secrets inline cannot be used with it (a committed tree must never hold token values)\n",
+        );
+        let _ = e.with_cmd(&<super::Cli as clap::CommandFactory>::command()).print();
+        return 2;
+    }
     if !args.check {
         crate::output::write::watch_signals();
     }
     let secrets = match args.secrets {
-        Secrets::Redact => SecretMode::Redact,
-        Secrets::Inline => SecretMode::Inline,
+        Some(Secrets::Inline) => SecretMode::Inline,
+        _ => SecretMode::Redact,
     };
-    let opts = match args.input.options(&args.pod, secrets) {
-        Ok(o) => o,
-        Err(code) => return code,
+    let mut settings = match args.input.settings(&crate::compile::pod_dir(&args.pod), args.out.as_ref(), Some(&args.strict)) {
+        Ok(s) => s,
+        Err(r) if args.check && args.format == Format::Json => {
+            super::check::print(&[], args.diff, "", args.format, json_values(&r.diagnostics, &r.sources), "compile", r.code);
+            return r.code;
+        }
+        Err(r) => {
+            r.print(args.format);
+            if args.format == Format::Human {
+                eprintln!("error: the settings are invalid; nothing was compiled or written");
+            } else {
+                println!(
+                    "{}",
+                    serde_json::json!({ "summary": { "status": "failed", "exit_code": r.code, "errors": r.diagnostics.len(), "warnings": 0, "agents": 0 } })
+                );
+            }
+            return r.code;
+        }
     };
-    let out = args.out.clone().unwrap_or_else(|| {
+    let out = settings.out.value.clone().unwrap_or_else(|| {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
-    if let Some(code) = args.check.then(|| check_from_lock(&args, &opts, &out)).flatten() {
+    let mut opts = options(&args.pod, &settings, secrets);
+    if args.check {
+        recorded_images(&mut settings, &mut opts, &out);
+    }
+    if let Some(code) = args.check.then(|| check_from_lock(&args, &settings, &opts, &out)).flatten() {
         return code;
     }
     let compiled = compile(&opts);
@@ -75,9 +110,20 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         return compiled.exit_code();
     };
     if args.check {
-        return check(&args, &out, artifacts, &compiled);
+        return check(&args, &settings, &out, artifacts, &compiled);
     }
-    match write_tree(&out, artifacts, &compiled.secrets) {
+    match write_tree_with(&out, artifacts, &compiled.secrets, opts.strict) {
+        Ok(w) if w.refused => {
+            let mut held = crate::diag::Diagnostics(w.warnings.clone());
+            held.promote_warnings(&settings.strict_by());
+            super::print_diagnostics(&held.0, &compiled.sources, args.format);
+            if args.format == Format::Human {
+                eprintln!("error: the compiled tree was not written (a warning with --strict)");
+            } else {
+                summary(args.format, "failed", 2, None, &compiled);
+            }
+            2
+        }
         Ok(w) => {
             super::print_diagnostics(&w.warnings, &compiled.sources, args.format);
             let line = format!(
@@ -98,6 +144,32 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             summary(args.format, "failed", code, None, &compiled);
             code
         }
+    }
+}
+
+/// `--check`: with no image source named by a flag, variable or clawc.toml, read the
+/// images from the sources the committed lock records (a tree is checked the way it was
+/// compiled); and whichever sources are read, expect the lock to record the committed
+/// ones, since the same images from another source are the same inputs.
+fn recorded_images(settings: &mut config::Effective, opts: &mut Options, out: &Path) {
+    let Some(lock) = crate::lock::committed(out) else { return };
+    if settings.images.from == From::Default
+        && let Some(root) = crate::compile::input_root(opts, &mut crate::diag::Diagnostics::default())
+        && let Some(list) = crate::lock::recorded_images(&lock, &crate::compile::pod_dir(&opts.pod), &root)
+    {
+        let list: Vec<ImageSource> = list
+            .into_iter()
+            .map(|s| match s {
+                ImageSource::Oci(p) => ImageSource::Oci(config::shorten(&p)),
+                ImageSource::Archive(p) => ImageSource::Archive(config::shorten(&p)),
+                other => other,
+            })
+            .collect();
+        opts.images = if list == [ImageSource::None] { Vec::new() } else { list.clone() };
+        settings.images = config::Setting { value: list, from: From::Lock };
+    }
+    if lock.images == "read" && !lock.image_sources.is_empty() && !opts.images.is_empty() {
+        opts.lock_image_sources = Some(lock.image_sources);
     }
 }
 
@@ -141,30 +213,38 @@ fn json_values(diags: &[Diagnostic], sources: &SourceMap) -> Vec<serde_json::Val
     diags.iter().map(|d| serde_json::to_value(d.to_json(sources)).expect("diagnostics serialize")).collect()
 }
 
-/// The command that brings the tree in sync: this command line without `--check`.
-fn fix_command(args: &CompileArgs) -> String {
+/// The command that brings the tree in sync: this command line without `--check`. What
+/// clawc.toml set is left out (the command reads it again); image sources that came from
+/// the environment or the committed lock are spelled out, since the shell that runs the
+/// fix may not have them.
+fn fix_command(args: &CompileArgs, settings: &config::Effective) -> String {
     let mut cmd = vec!["clawc".to_string(), "compile".to_string(), shell_word(&args.pod.display().to_string())];
+    let mut flag = |name: &str, value: String| cmd.extend([name.to_string(), shell_word(&value)]);
     if let Some(o) = &args.out {
-        cmd.extend(["-o".to_string(), shell_word(&o.display().to_string())]);
+        flag("-o", o.display().to_string());
     }
     if let Some(e) = &args.input.env_file {
-        cmd.extend(["--env-file".to_string(), shell_word(&e.display().to_string())]);
+        flag("--env-file", e.display().to_string());
     }
     if let Some(r) = &args.input.root {
-        cmd.extend(["--root".to_string(), shell_word(&r.display().to_string())]);
+        flag("--root", r.display().to_string());
     }
     for (svc, path) in &args.input.descriptor {
-        cmd.extend(["--descriptor".to_string(), shell_word(&format!("{svc}={}", path.display()))]);
+        flag("--descriptor", format!("{svc}={}", path.display()));
     }
     for (svc, ty) in &args.input.runner {
-        cmd.extend(["--runner".to_string(), shell_word(&format!("{svc}={ty}"))]);
+        flag("--runner", format!("{svc}={ty}"));
     }
-    if args.input.images != [crate::image::ImageSource::Auto] {
-        let list: Vec<String> = args.input.images.iter().map(std::string::ToString::to_string).collect();
-        cmd.extend(["--images".to_string(), shell_word(&list.join(","))]);
+    let images = &settings.images;
+    if matches!(images.from, From::Flag | From::Env(_) | From::Lock) && images.value != [ImageSource::Auto] {
+        let list: Vec<String> = images.value.iter().map(std::string::ToString::to_string).collect();
+        flag("--images", list.join(","));
     }
-    if args.secrets == Secrets::Inline {
-        cmd.extend(["--secrets".to_string(), "inline".to_string()]);
+    if let Some(c) = &args.input.config {
+        flag("--config", c.display().to_string());
+    }
+    if args.input.no_config {
+        cmd.push("--no-config".to_string());
     }
     cmd.join(" ")
 }
@@ -179,9 +259,14 @@ fn shell_word(s: &str) -> String {
 
 /// The fast path: when the lock proves inputs and outputs unchanged, only the committed
 /// tree's secret scan remains. `None` means "compile and compare".
-fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) -> Option<i32> {
+fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Options, out: &Path) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let crate::lock::Replay::InSync { outputs, secret_keys } = crate::compile::replay_lock(opts, &env, out) else { return None };
+    // The hashes say nothing about warnings; the committed report lists them. With
+    // --strict, a tree compiled with warnings is compiled again so they fail the check.
+    if opts.strict && has_warnings(outputs.get(crate::project::REPORT)) {
+        return None;
+    }
     let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
     let leaks = crate::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();
@@ -191,11 +276,24 @@ fn check_from_lock(args: &CompileArgs, opts: &Options, out: &std::path::Path) ->
     }
     let diags = json_values(&leaks, &sources);
     let code = i32::from(failed);
-    super::check::print(&[], args.diff, &fix_command(args), args.format, diags, "lock", code);
+    super::check::print(&[], args.diff, &fix_command(args, settings), args.format, diags, "lock", code);
     Some(code)
 }
 
-fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact::ArtifactSet, compiled: &crate::Compiled) -> i32 {
+/// Whether a report.json lists warnings (one that does not read as a report counts too:
+/// only a compile can tell).
+fn has_warnings(report: Option<&Vec<u8>>) -> bool {
+    let Some(bytes) = report else { return false };
+    serde_json::from_slice::<serde_json::Value>(bytes).map_or(true, |r| r["warnings"].as_array().is_none_or(|w| !w.is_empty()))
+}
+
+fn check(
+    args: &CompileArgs,
+    settings: &config::Effective,
+    out: &Path,
+    artifacts: &crate::artifact::ArtifactSet,
+    compiled: &crate::Compiled,
+) -> i32 {
     match crate::output::check::drift(out, artifacts, &compiled.secrets) {
         Ok(mut drift) => {
             // Never show a token: a committed literal appears as its variable in the diff.
@@ -212,12 +310,19 @@ fn check(args: &CompileArgs, out: &std::path::Path, artifacts: &crate::artifact:
             let mut diags = json_diags(compiled);
             diags.extend(json_values(&leaks, &compiled.sources));
             let code = i32::from(!(drift.is_empty() && leaks.is_empty()));
-            super::check::print(&drift, args.diff, &fix_command(args), args.format, diags, "compile", code);
+            super::check::print(&drift, args.diff, &fix_command(args, settings), args.format, diags, "compile", code);
             code
         }
         Err(d) => {
-            super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
-            d.code.exit_code()
+            let code = d.code.exit_code();
+            if args.format == Format::Json {
+                let mut diags = json_diags(compiled);
+                diags.extend(json_values(std::slice::from_ref(&d), &compiled.sources));
+                super::check::print(&[], args.diff, "", args.format, diags, "compile", code);
+            } else {
+                super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
+            }
+            code
         }
     }
 }

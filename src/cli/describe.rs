@@ -47,18 +47,23 @@ enum DescribeFormat {
 }
 
 pub(super) fn run(args: DescribeArgs) -> i32 {
-    let (target, pod) = match (&args.image, &args.target, &args.service) {
-        (Some(r), _, _) => (Target::Image(r.clone()), PathBuf::from("claw-pod.yml")),
-        (None, Some(pod), Some(s)) => (Target::Service(s.clone()), pod.clone()),
-        (None, Some(p), None) => (Target::Path(p.clone()), PathBuf::from("claw-pod.yml")),
+    // clawc.toml is looked for from the pod's directory, the described path's (the
+    // path itself when it is a build context), or the current directory for an image.
+    let (target, pod, start) = match (&args.image, &args.target, &args.service) {
+        (Some(r), _, _) => (Target::Image(r.clone()), PathBuf::from("claw-pod.yml"), None),
+        (None, Some(pod), Some(s)) => (Target::Service(s.clone()), pod.clone(), None),
+        (None, Some(p), None) => {
+            let dir = if p.is_dir() { p.clone() } else { crate::compile::pod_dir(p) };
+            (Target::Path(p.clone()), PathBuf::from("claw-pod.yml"), Some(dir))
+        }
         (None, None, _) => unreachable!("clap requires TARGET unless --image"),
     };
-    let opts = match args.input.options(&pod, SecretMode::Redact) {
+    let format = if args.format == DescribeFormat::Json { super::Format::Json } else { super::Format::Human };
+    let opts = match args.input.options(&pod, start.as_deref(), SecretMode::Redact) {
         Ok(o) => o,
-        Err(code) => return code,
+        Err(r) => return r.print(format),
     };
     let out = inspect(&target, args.name.as_deref(), &opts);
-    let format = if args.format == DescribeFormat::Json { super::Format::Json } else { super::Format::Human };
     let Some(d) = out.described.as_ref() else {
         super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
         return out.exit_code();
@@ -72,7 +77,8 @@ pub(super) fn run(args: DescribeArgs) -> i32 {
         DescribeFormat::Text => {
             super::print_diagnostics(&out.diagnostics.0, &out.sources, format);
             // Descriptions come from untrusted descriptors: no escape sequence reaches the terminal.
-            let text = to_text(d, &out.sources, opts.images.is_empty() && matches!(target, Target::Service(_)));
+            let given = opts.descriptors.get(&d.name).map(PathBuf::as_path);
+            let text = to_text(d, &out.sources, opts.images.is_empty() && matches!(target, Target::Service(_)), given);
             print!("{}", crate::diag::printable(&text));
         }
     }
@@ -152,7 +158,10 @@ fn auth_kind(a: &crate::describe::Auth) -> &'static str {
 
 /// The text form: the service, then one section per kind of fact, each saying where it
 /// came from.
-fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool) -> String {
+/// `given`: the `--descriptor` path of this service as the command line (or clawc.toml,
+/// made relative to the current directory) gave it, shown instead of the pod-relative
+/// name so that what is shown is the path that was read.
+fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool, given: Option<&std::path::Path>) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(o, "service {}", d.name);
@@ -171,7 +180,11 @@ fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool
         return o;
     };
     let desc = &s.descriptor;
-    let _ = writeln!(o, "  descriptor  version {}, from the {} `{}`", desc.version, s.origin.as_str(), sources.name(s.file));
+    let name = match given {
+        Some(p) if s.origin == crate::origin::OriginKind::CommandLine => p.display().to_string(),
+        _ => sources.name(s.file).to_string(),
+    };
+    let _ = writeln!(o, "  descriptor  version {}, from the {} `{name}`", desc.version, s.origin.as_str());
     if let Some(i) = &s.image {
         let _ = writeln!(o, "  image       {} ({})", i.reference, i.id);
     }

@@ -1,18 +1,22 @@
 //! `clawc explain POD AGENT [SERVICE.TOOL]`.
 
 use super::Format;
-use super::inputs::PodArgs;
+use super::inputs::{PodArgs, StrictArg};
 use crate::access;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit codes: 0 answered · 2 invalid inputs, unknown agent or tool · 3 environment failure.")]
+#[command(
+    after_help = "Exit codes: 0 answered (whether or not the agent can call the tool) · 2 invalid inputs, settings or command line, an unknown agent or tool, or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
+)]
 pub struct ExplainArgs {
     /// The pod file
     pod: PathBuf,
     #[command(flatten)]
     input: PodArgs,
+    #[command(flatten)]
+    strict: StrictArg,
     /// The agent id (a service name, or <service>-<n> for replicas)
     agent: String,
     /// A tool as <service>.<tool>; without it, every granted tool with its reason
@@ -23,7 +27,7 @@ pub struct ExplainArgs {
 }
 
 pub(super) fn run(args: ExplainArgs) -> i32 {
-    let compiled = match args.input.analyze(&args.pod, args.format) {
+    let compiled = match args.input.analyze(&args.pod, &args.strict, args.format) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -60,10 +64,16 @@ pub(super) fn run(args: ExplainArgs) -> i32 {
     }
     if e.granted {
         println!("{} can call {} (shown to the model as `{}`):", e.agent, e.tool, e.alias);
-        for (i, s) in e.chain.iter().enumerate() {
-            let at = s.at.as_deref().map(|a| format!("  [{a}]")).unwrap_or_default();
-            println!("  {}. {:<12} {}{at}", i + 1, s.step, s.text);
-        }
+        let rows: Vec<Vec<String>> = e
+            .chain
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let at = s.at.as_deref().map(|a| format!("  [{a}]")).unwrap_or_default();
+                vec![format!("{}.", i + 1), s.step.to_string(), format!("{}{at}", s.text)]
+            })
+            .collect();
+        print!("{}", super::table(&rows, "  "));
     } else {
         println!("{} cannot call {}: {}.", e.agent, e.tool, e.why_not.as_deref().unwrap_or(""));
         if let Some(s) = &e.suggestion {
@@ -109,16 +119,13 @@ fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, age
         if rows.len() == 1 { "" } else { "s" },
         if by == "cllama" { "mediated by cllama".to_string() } else { format!("loaded natively by {by}") }
     );
-    let width = rows.iter().map(|r| r["tool"].as_str().unwrap_or("").len()).max().unwrap_or(0);
-    for r in &rows {
-        let (tool, shown, effect, grant, via) = (
-            r["tool"].as_str().unwrap_or(""),
-            r["shown_as"].as_str().unwrap_or(""),
-            r["effect"].as_str().unwrap_or(""),
-            r["grant"].as_str().unwrap_or(""),
-            r["via"].as_str().unwrap_or(""),
-        );
-        println!("  {tool:<width$}  {effect:<14}  {grant}  {via}  [shown as `{shown}`]");
-    }
+    let cell = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap_or("").to_string();
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![cell(r, "tool"), cell(r, "effect"), cell(r, "grant"), format!("{}  [shown as `{}`]", cell(r, "via"), cell(r, "shown_as"))]
+        })
+        .collect();
+    print!("{}", super::table(&table, "  "));
     0
 }

@@ -1,107 +1,152 @@
-//! The arguments every command that reads a pod shares, and the compile they lead to.
+//! The arguments every command that reads a pod shares, the settings they lead to (with
+//! `clawc.toml` and the `CLAWC_*` variables, see [`crate::config`]), and the compile.
 
+use super::Format;
+use crate::config::{self, Choice, Effective, Given};
+use crate::diag::Diagnostic;
 use crate::grant::SecretMode;
 use crate::image::ImageSource;
 use crate::image::cache::Cache;
+use crate::sourcemap::SourceMap;
 use crate::{Compiled, Options};
 use clap::Args;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Options about where a pod's inputs come from (the pod path itself is each command's
-/// own positional argument).
+/// own positional argument). None has a clap default: a flag left out falls through to
+/// `CLAWC_IMAGES`, then `clawc.toml`, then the default the help names.
 #[derive(Args, Debug, Clone)]
 pub(super) struct PodArgs {
     /// Variables for ${VAR} placeholders and auth tokens [default: <pod dir>/.env; a missing default file is fine]
     #[arg(long, value_name = "FILE")]
     pub env_file: Option<PathBuf>,
-    /// Descriptor file for a service; wins over every other source (repeatable)
-    #[arg(long, value_name = "SERVICE=PATH", value_parser = parse_descriptor)]
+    /// Descriptor file for a service; wins over every other source (repeatable; relative to the current directory)
+    #[arg(long, value_name = "SERVICE=PATH", value_parser = config::parse_descriptor)]
     pub descriptor: Vec<(String, PathBuf)>,
     /// The runner of an agent whose tools run natively, over its image's `claw.type` label or its Dockerfile (repeatable; see docs/runners.md)
-    #[arg(long, value_name = "SERVICE=TYPE", value_parser = parse_runner)]
+    #[arg(long, value_name = "SERVICE=TYPE", value_parser = config::parse_runner)]
     pub runner: Vec<(String, String)>,
-    /// Where service images are read from, tried in order (repeatable or comma-separated): `auto` (the Docker Engine when it answers), `docker` (it must answer; honours DOCKER_HOST), `oci:DIR` (an OCI image layout), `archive:TAR` (a `docker save` archive), `none` (read no image)
-    #[arg(long, value_name = "SOURCE", default_value = "auto", env = "CLAWC_IMAGES", value_delimiter = ',')]
+    /// Where service images are read from, tried in order (repeatable or comma-separated): `auto` (the Docker Engine when it answers), `docker` (it must answer; honours DOCKER_HOST), `oci:DIR` (an OCI image layout), `archive:TAR` (a `docker save` archive), `none` (read no image) [default: $CLAWC_IMAGES, else `images` in clawc.toml, else auto]
+    #[arg(long, value_name = "SOURCE", value_delimiter = ',')]
     pub images: Vec<ImageSource>,
-    /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR)
-    #[arg(long)]
-    pub no_cache: bool,
+    /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR); `--no-cache=false` overrides clawc.toml
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub no_cache: Option<bool>,
     /// Inputs must resolve inside this directory (symlinks followed) [default: the git work tree holding the pod, else the pod's directory]
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// How many images are inspected and read at once
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub image_jobs: u16,
+    /// How many images are inspected and read at once [default: 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub image_jobs: Option<u16>,
+    /// Read settings from this file instead of the nearest clawc.toml (docs/config.md)
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Read no clawc.toml: only flags, CLAWC_* variables and defaults
+    #[arg(long)]
+    pub no_config: bool,
 }
 
-fn parse_descriptor(s: &str) -> Result<(String, PathBuf), String> {
-    match s.split_once('=') {
-        Some((svc, path)) if !svc.trim().is_empty() && !path.is_empty() => Ok((svc.trim().to_string(), PathBuf::from(path))),
-        _ => Err("expected SERVICE=PATH, e.g. --descriptor trading-api=descriptors/trading-api.json".to_string()),
+/// `--strict`, for the commands that report warnings.
+#[derive(Args, Debug, Clone)]
+pub(super) struct StrictArg {
+    /// Make every warning an error (exit 2, nothing written); the diagnostic keeps its code. `--strict=false` overrides clawc.toml
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub strict: Option<bool>,
+}
+
+/// The settings a command could not work out: what to print and the exit code.
+pub(super) struct Refused {
+    pub code: i32,
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: SourceMap,
+}
+
+impl Refused {
+    pub(super) fn print(&self, format: Format) -> i32 {
+        super::print_diagnostics(&self.diagnostics, &self.sources, format);
+        self.code
     }
 }
 
-fn parse_runner(s: &str) -> Result<(String, String), String> {
-    let names = || crate::runner::Runner::names().collect::<Vec<_>>().join(", ");
-    match s.split_once('=') {
-        Some((svc, ty)) if !svc.trim().is_empty() => match crate::runner::Runner::parse(ty) {
-            Some(r) => Ok((svc.trim().to_string(), r.name().to_string())),
-            None => Err(format!(
-                "\"{ty}\" is not a runner clawc knows; {} (one of: {})",
-                crate::diag::suggest(ty, crate::runner::Runner::names(), "name one it knows"),
-                names()
-            )),
-        },
-        _ => Err(format!("expected SERVICE=TYPE, e.g. --runner coder=codex (TYPE one of: {})", names())),
+impl From<config::Failed> for Refused {
+    fn from(f: config::Failed) -> Self {
+        Refused { code: f.exit_code(), diagnostics: f.diagnostics, sources: f.sources }
     }
+}
+
+/// The process environment, as the settings read it.
+pub(super) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 impl PodArgs {
-    /// Compile options, or the exit code of a command-line error (already printed).
-    pub(super) fn options(&self, pod: &std::path::Path, secrets: SecretMode) -> Result<Options, i32> {
-        let mut descriptors = BTreeMap::new();
-        for (svc, path) in &self.descriptor {
-            if descriptors.insert(svc.clone(), path.clone()).is_some() {
-                eprintln!("error: --descriptor given twice for service \"{svc}\"");
-                return Err(2);
-            }
-        }
-        let mut runners = BTreeMap::new();
-        for (svc, ty) in &self.runner {
-            if runners.insert(svc.clone(), ty.clone()).is_some() {
-                eprintln!("error: --runner given twice for service \"{svc}\"");
-                return Err(2);
-            }
-        }
-        if self.images.len() > 1 && self.images.contains(&ImageSource::None) {
-            eprintln!("error: --images none cannot be combined with other image sources");
-            return Err(2);
-        }
-        let images = if self.images == [ImageSource::None] { Vec::new() } else { self.images.clone() };
-        Ok(Options {
-            pod: pod.to_path_buf(),
+    /// What the command line said, with `out` and `strict` when the command has them.
+    pub(super) fn given(&self, out: Option<&PathBuf>, strict: Option<&StrictArg>) -> Given {
+        Given {
+            images: self.images.clone(),
+            out: out.cloned(),
             env_file: self.env_file.clone(),
-            descriptors,
-            secrets,
-            process_env: std::env::vars().collect(),
-            images,
-            image_cache: if self.no_cache { Cache::default() } else { Cache::user() },
-            image_jobs: self.image_jobs.into(),
+            descriptors: self.descriptor.clone(),
+            runners: self.runner.clone(),
             root: self.root.clone(),
-            runners,
-        })
+            no_cache: self.no_cache,
+            image_jobs: self.image_jobs,
+            strict: strict.and_then(|s| s.strict),
+            choice: match (&self.config, self.no_config) {
+                (Some(f), _) => Choice::File(f.clone()),
+                (None, true) => Choice::Nothing,
+                (None, false) => Choice::Discover,
+            },
+        }
+    }
+
+    /// The settings for `pod`, `clawc.toml` looked for from `start` (the pod's directory
+    /// for the pod commands).
+    pub(super) fn settings(&self, start: &Path, out: Option<&PathBuf>, strict: Option<&StrictArg>) -> Result<Effective, Refused> {
+        Ok(config::load(&self.given(out, strict), start, &process_env)?)
+    }
+
+    /// Compile options for `pod`, `clawc.toml` looked for from `start` (`None`: the pod's
+    /// directory).
+    pub(super) fn options(&self, pod: &Path, start: Option<&Path>, secrets: SecretMode) -> Result<Options, Refused> {
+        let start = start.map_or_else(|| crate::compile::pod_dir(pod), Path::to_path_buf);
+        let settings = self.settings(&start, None, None)?;
+        Ok(options(pod, &settings, secrets))
     }
 
     /// Compiles in memory (redacted) for the questions commands ask; prints diagnostics.
-    pub(super) fn analyze(&self, pod: &std::path::Path, format: super::Format) -> Result<Compiled, i32> {
-        let compiled = crate::compile(&self.options(pod, SecretMode::Redact)?);
-        if compiled.analysis.is_none() || format == super::Format::Human {
+    pub(super) fn analyze(&self, pod: &Path, strict: &StrictArg, format: Format) -> Result<Compiled, i32> {
+        let settings = self.settings(&crate::compile::pod_dir(pod), None, Some(strict)).map_err(|r| r.print(format))?;
+        let compiled = crate::compile(&options(pod, &settings, SecretMode::Redact));
+        if compiled.analysis.is_none() || format == Format::Human {
             super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, format);
         }
         if compiled.analysis.is_none() {
             return Err(compiled.exit_code());
         }
         Ok(compiled)
+    }
+}
+
+/// The compile options the settings make.
+pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options {
+    let images = if s.images.value == [ImageSource::None] { Vec::new() } else { s.images.value.clone() };
+    Options {
+        pod: pod.to_path_buf(),
+        env_file: s.env_file.value.clone(),
+        descriptors: s.descriptors.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+        secrets,
+        // vars_os: `std::env::vars` panics on a variable that is not Unicode; such a
+        // variable cannot be a placeholder's value anyway.
+        process_env: std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect(),
+        images,
+        image_cache: if s.no_cache.value { Cache::default() } else { Cache::user() },
+        image_jobs: s.image_jobs.value.into(),
+        root: s.root.value.clone(),
+        runners: s.runners.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+        strict: s.strict.value,
+        strict_by: Some(s.strict_by()),
+        provenance: s.provenance(),
+        lock_image_sources: None,
     }
 }

@@ -3,6 +3,7 @@
 mod check;
 mod compat;
 mod compile;
+mod config;
 mod describe;
 mod explain;
 mod inputs;
@@ -13,7 +14,13 @@ mod who_can;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
-#[command(name = "clawc", version, about = "Compile Clawdapus pods into deterministic per-agent artifacts", long_about = None)]
+#[command(
+    name = "clawc",
+    version,
+    about = "Compile Clawdapus pods into deterministic per-agent artifacts",
+    long_about = None,
+    after_help = "Settings: flags, then CLAWC_IMAGES, then the nearest clawc.toml, then defaults (docs/config.md; `clawc config` shows them).\n\nExit codes (every command): 0 success · 1 drift (compile --check, merge --check) or findings at or above --fail-on (compat) · 2 invalid inputs, settings or command line · 3 environment failure (I/O, Docker, a missing image). `clawc <command> --help` says what each means for it."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -35,9 +42,12 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)
     Compat(compat::CompatArgs),
+    /// The effective settings for a pod and where each came from: a flag, a CLAWC_* variable, clawc.toml or the default (docs/config.md)
+    Config(config::ConfigArgs),
     /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
+    #[command(after_help = "Exit codes: 0 explained · 2 not a code clawc raises (a close one is suggested).")]
     ExplainCode {
-        /// A code, e.g. crate::pod::not_a_pod
+        /// A code, e.g. clawc::pod::not_a_pod
         code: String,
     },
 }
@@ -61,6 +71,32 @@ fn print_diagnostics(diags: &[crate::diag::Diagnostic], sources: &crate::sourcem
     }
 }
 
+/// How many terminal columns `s` takes (names and paths may be non-ASCII).
+fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` padded with spaces to `w` columns.
+fn pad(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(width(s))))
+}
+
+/// Rows as aligned columns, two spaces apart, each line starting with `indent`: every
+/// column but the last padded to its widest cell.
+fn table(rows: &[Vec<String>], indent: &str) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| width(s)).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> =
+            row.iter().enumerate().map(|(c, s)| if c + 1 == row.len() { s.clone() } else { pad(s, widths[c]) }).collect();
+        out.push_str(indent);
+        out.push_str(&cells.join("  "));
+        out.push('\n');
+    }
+    out
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
     let cli = match Cli::try_parse() {
@@ -78,6 +114,7 @@ pub fn run() -> i32 {
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Compat(args) => compat::run(args),
+        Command::Config(args) => config::run(args),
         Command::ExplainCode { code } => explain_code(&code),
     }
 }
@@ -109,5 +146,15 @@ mod tests {
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn tables_align_by_display_width() {
+        let rows = vec![
+            vec!["ä-tool".to_string(), "x".to_string()],
+            vec!["日本".to_string(), "y".to_string()],
+            vec!["ab".to_string(), "z".to_string()],
+        ];
+        assert_eq!(super::table(&rows, "  "), "  ä-tool  x\n  日本    y\n  ab      z\n");
     }
 }

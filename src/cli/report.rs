@@ -1,22 +1,27 @@
 //! `clawc report POD --matrix [--markdown]`.
 
 use super::Format;
-use super::inputs::PodArgs;
+use super::inputs::{PodArgs, StrictArg};
 use crate::access::{self, Matrix};
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 reported · 2 invalid inputs, settings or command line (nothing to report without --matrix), or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
+)]
 pub struct ReportArgs {
     /// The pod file
     pod: PathBuf,
     #[command(flatten)]
     input: PodArgs,
+    #[command(flatten)]
+    strict: StrictArg,
     /// Print the agents × tools access matrix (read-only tools marked)
     #[arg(long)]
     matrix: bool,
-    /// Render the matrix as a Markdown table (for a pull-request comment)
-    #[arg(long, requires = "matrix")]
+    /// Render the matrix as a Markdown table (for a pull-request comment); a format of its own, so not with --format
+    #[arg(long, requires = "matrix", conflicts_with = "format")]
     markdown: bool,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -28,7 +33,7 @@ pub(super) fn run(args: ReportArgs) -> i32 {
         eprintln!("error: nothing to report; pass --matrix (the full report is report.json, written by `clawc compile`)");
         return 2;
     }
-    let compiled = match args.input.analyze(&args.pod, args.format) {
+    let compiled = match args.input.analyze(&args.pod, &args.strict, args.format) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -63,13 +68,13 @@ pub(super) fn markdown(m: &Matrix) -> String {
 
 /// A plain-text table, agents as numbered columns (legend below).
 pub(super) fn text(m: &Matrix) -> String {
-    let tw = m.rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
+    let tw = m.rows.iter().map(|r| super::width(&r.tool)).max().unwrap_or(4).max(4);
     let cols: Vec<String> = (1..=m.agents.len()).map(|i| i.to_string()).collect();
     let cw = cols.iter().map(String::len).max().unwrap_or(1);
-    let mut out = format!("{:<tw$}  eff  {}\n", "tool", cols.iter().map(|c| format!("{c:>cw$}")).collect::<Vec<_>>().join(" "));
+    let mut out = format!("{}  eff  {}\n", super::pad("tool", tw), cols.iter().map(|c| format!("{c:>cw$}")).collect::<Vec<_>>().join(" "));
     for r in &m.rows {
         let cells: Vec<String> = r.granted.iter().map(|g| format!("{:>cw$}", if *g { "x" } else { "." })).collect();
-        out.push_str(&format!("{:<tw$}  {:<3}  {}\n", r.tool, mark(r.effect), cells.join(" ")));
+        out.push_str(&format!("{}  {:<3}  {}\n", super::pad(&r.tool, tw), mark(r.effect), cells.join(" ")));
     }
     out.push_str("\nagents: ");
     out.push_str(

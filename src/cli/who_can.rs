@@ -1,18 +1,22 @@
 //! `clawc who-can POD SERVICE.TOOL|SERVICE`.
 
 use super::Format;
-use super::inputs::PodArgs;
+use super::inputs::{PodArgs, StrictArg};
 use crate::access;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit codes: 0 answered · 2 invalid inputs or unknown tool · 3 environment failure.")]
+#[command(
+    after_help = "Exit codes: 0 answered (whether or not any agent can call it) · 2 invalid inputs, settings or command line, an unknown tool or service, or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
+)]
 pub struct WhoCanArgs {
     /// The pod file
     pod: PathBuf,
     #[command(flatten)]
     input: PodArgs,
+    #[command(flatten)]
+    strict: StrictArg,
     /// A tool as <service>.<tool>, or a service for all its tools
     target: String,
     /// Output format
@@ -21,7 +25,7 @@ pub struct WhoCanArgs {
 }
 
 pub(super) fn run(args: WhoCanArgs) -> i32 {
-    let compiled = match args.input.analyze(&args.pod, args.format) {
+    let compiled = match args.input.analyze(&args.pod, &args.strict, args.format) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -45,10 +49,17 @@ pub(super) fn run(args: WhoCanArgs) -> i32 {
         println!("no agent can call {} (deny by default: no grant names it)", args.target);
         return 0;
     }
-    let aw = holders.iter().map(|h| h.agent.len()).max().unwrap_or(0);
-    let tw = holders.iter().map(|h| h.tool.len()).max().unwrap_or(0);
-    for h in &holders {
-        println!("{:<aw$}  {:<tw$}  {}  {} ({}); shown as `{}` by {}", h.agent, h.tool, h.grant, h.via, h.allow, h.shown_as, h.via_runner);
-    }
+    let rows: Vec<Vec<String>> = holders
+        .iter()
+        .map(|h| {
+            vec![
+                h.agent.clone(),
+                h.tool.clone(),
+                h.grant.clone(),
+                format!("{} ({}); shown as `{}` by {}", h.via, h.allow, h.shown_as, h.via_runner),
+            ]
+        })
+        .collect();
+    print!("{}", super::table(&rows, ""));
     0
 }

@@ -13,6 +13,7 @@ use std::fmt;
 /// The pass (or command) that raises a code; `docs/diagnostics.md` is grouped by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pass {
+    Config,
     Parse,
     Env,
     Pod,
@@ -32,7 +33,8 @@ pub enum Pass {
 
 impl Pass {
     /// In the order the driver runs them (the order of `docs/diagnostics.md`).
-    pub const ALL: [Pass; 15] = [
+    pub const ALL: [Pass; 16] = [
+        Pass::Config,
         Pass::Parse,
         Pass::Env,
         Pass::Pod,
@@ -52,6 +54,7 @@ impl Pass {
 
     pub fn name(self) -> &'static str {
         match self {
+            Pass::Config => "config",
             Pass::Parse => "parse",
             Pass::Env => "env",
             Pass::Pod => "pod",
@@ -72,6 +75,9 @@ impl Pass {
 
     fn about(self) -> &'static str {
         match self {
+            Pass::Config => {
+                "The settings: `clawc.toml`, the `CLAWC_*` variables, and the flags the command line cannot check alone (see [config.md](config.md))."
+            }
             Pass::Parse => "Reading the YAML of the pod file, before any of it is interpreted.",
             Pass::Env => "Reading the `.env` file (or `--env-file`).",
             Pass::Pod => "The x-claw grammar of the pod, and the limits on its size.",
@@ -231,6 +237,22 @@ macro_rules! catalogue {
 }
 
 catalogue! {
+    /// `crate::config::codes`.
+    mod config {
+        SYNTAX = "clawc::config::syntax" (Config, Error, Input)
+            "`clawc.toml` is not valid TOML (a key given twice included)."
+            "invalid key-value pair, expected `=`";
+        UNKNOWN_KEY = "clawc::config::unknown_key" (Config, Error, Input)
+            "A `clawc.toml` key that names no setting (the keys are the long flags' names, listed in config.md)."
+            "unknown key `image` in clawc.toml";
+        NOT_SETTABLE = "clawc::config::not_settable" (Config, Error, Input)
+            "A `clawc.toml` key names a flag that only the command line may set (`secrets`, `format`, `check`, `diff`, `config`, `no-config`)."
+            "`secrets` cannot be set in clawc.toml";
+        BAD_VALUE = "clawc::config::bad_value" (Config, Error, Input)
+            "A setting's value has the wrong type or is not one the flag takes, in `clawc.toml`, a `CLAWC_*` variable or on the command line (a service given twice, `none` with other image sources)."
+            "`image-jobs` must be an integer from 1 to 256, not \"eight\"";
+    }
+
     /// `crate::yaml::codes`.
     mod yaml {
         SYNTAX = "clawc::parse::yaml_syntax" (Parse, Error, Input)

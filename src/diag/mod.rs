@@ -34,6 +34,9 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// The span may hold a secret value: printed as `file:line:column`, never drawn.
     pub no_snippet: bool,
+    /// A warning `--strict` made an error: it fails the run with exit 2 whatever its
+    /// code's exit class (see [`Diagnostics::promote_warnings`]).
+    pub promoted: bool,
 }
 
 impl Diagnostic {
@@ -47,7 +50,7 @@ impl Diagnostic {
 
     fn new(code: Code, severity: Severity, message: String) -> Self {
         debug_assert!(code.allows(severity), "the catalogue does not raise {code} as a {severity:?}");
-        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None, no_snippet: false }
+        Self { code, severity, message, loc: None, label: None, related: Vec::new(), help: None, no_snippet: false, promoted: false }
     }
 
     pub fn at(mut self, loc: Loc) -> Self {
@@ -115,6 +118,20 @@ impl Diagnostics {
 
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.0.iter().filter(|d| !d.is_error())
+    }
+
+    /// `--strict`: every warning becomes an error, keeping its code; the message says
+    /// which setting did it (`by`: `--strict`, or `strict` in a clawc.toml). Returns
+    /// whether any was promoted.
+    pub fn promote_warnings(&mut self, by: &str) -> bool {
+        let mut any = false;
+        for d in self.0.iter_mut().filter(|d| d.severity == Severity::Warning) {
+            d.severity = Severity::Error;
+            d.promoted = true;
+            d.message.push_str(&format!(" (a warning, made an error by {by})"));
+            any = true;
+        }
+        any
     }
 
     /// A sorted copy (see [`Diagnostics::sorted`]).

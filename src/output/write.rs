@@ -48,6 +48,8 @@ pub struct WriteSummary {
     pub removed: Vec<String>,
     /// Warnings: stale files left in place because they are not what clawc wrote.
     pub warnings: Vec<Diagnostic>,
+    /// `strict` and there were warnings: nothing was written.
+    pub refused: bool,
 }
 
 fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
@@ -71,11 +73,27 @@ struct Journal {
 /// resolved token values (stale files holding inline tokens are hashed masked, as the lock
 /// records them).
 pub fn write_tree(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
+    write_tree_with(out, artifacts, secrets, false)
+}
+
+/// [`write_tree`]; with `strict` (`--strict`), a warning the plan raises (a stale file
+/// left in place) stops the write before anything is touched: the summary comes back with
+/// `refused` set, its `warnings` saying why, and nothing written or removed.
+pub fn write_tree_with(
+    out: &Path,
+    artifacts: &ArtifactSet,
+    secrets: &BTreeMap<String, String>,
+    strict: bool,
+) -> Result<WriteSummary, Diagnostic> {
     check_names(artifacts)?;
     prepare_out(out)?;
     let _lock = lock_out(out)?;
     recover(out)?;
     let (journal, mut summary) = plan(out, artifacts, secrets)?;
+    if strict && !summary.warnings.is_empty() {
+        summary.refused = true;
+        return Ok(summary);
+    }
     if journal.writes.is_empty() && journal.deletes.is_empty() {
         return Ok(summary);
     }

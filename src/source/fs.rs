@@ -36,6 +36,33 @@ impl InputRoot {
         let top = real.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(&real).to_path_buf();
         InputRoot { real: top }
     }
+
+    /// The directory, symlinks resolved.
+    pub(crate) fn path(&self) -> &Path {
+        &self.real
+    }
+
+    /// Whether `path` (absolute) resolves inside the root: its longest existing ancestor
+    /// with symlinks resolved, then the rest lexically (a path that does not exist yet,
+    /// such as an output directory, is judged by where it would be created).
+    pub(crate) fn holds(&self, path: &Path) -> bool {
+        let path = normalize(path);
+        let mut existing = path.as_path();
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(real) = existing.canonicalize() {
+                let full = rest.iter().rev().fold(real, |p, c| p.join(c));
+                return full.starts_with(&self.real);
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => return false,
+            }
+        }
+    }
 }
 
 /// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`]. `name` is how diagnostics call
@@ -43,6 +70,11 @@ impl InputRoot {
 /// FIFO, a device or `/dev/zero` is refused by type, never opened for reading), through a
 /// reader that stops at the limit whatever size the file claims.
 pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<String, ReadError> {
+    read_text_limited(root, path, name, MAX_INPUT_BYTES)
+}
+
+/// [`read_text`] with a smaller size limit (`clawc.toml`).
+pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &str, limit: u64) -> Result<String, ReadError> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         let d = Diagnostic::error(diags::INVALID_PATH, format!("the path of `{}` contains a NUL byte", name.replace('\0', "\\0")))
             .help("a file name cannot contain NUL; fix the path");
@@ -64,7 +96,7 @@ pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Re
             .help("inputs are read only inside the repository that holds the pod; move the file in, or widen the root with --root DIR");
         return Err(ReadError::Invalid(d));
     }
-    let bytes = read_regular(&real, name)?;
+    let bytes = read_regular(&real, name, limit)?;
     String::from_utf8(bytes).map_err(|e| {
         let d = Diagnostic::error(
             diags::NOT_UTF8,
@@ -76,14 +108,14 @@ pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Re
 }
 
 /// Reads `real` (a path without symlinks) if it is a regular file within the size limit.
-fn read_regular(real: &Path, name: &str) -> Result<Vec<u8>, ReadError> {
+fn read_regular(real: &Path, name: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
     use crate::disk::{Contents, read_regular};
-    let found = read_regular(real, MAX_INPUT_BYTES, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
+    let found = read_regular(real, limit, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
     match found {
         Contents::Bytes(b) => Ok(b),
         Contents::Missing => Err(ReadError::Missing),
         Contents::TooLarge(n) => Err(ReadError::Invalid(
-            Diagnostic::error(diags::TOO_LARGE, format!("`{name}` is at least {n} bytes; the limit is {MAX_INPUT_BYTES}"))
+            Diagnostic::error(diags::TOO_LARGE, format!("`{name}` is at least {n} bytes; the limit is {limit}"))
                 .help("inputs this large are not pod configuration; check the path"),
         )),
         Contents::Foreign { kind, .. } => {

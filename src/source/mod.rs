@@ -212,9 +212,14 @@ pub(crate) fn read_required(req: &Request, path: &Path, kind: OriginKind, what: 
     match read {
         Ok(text) => Ok(Some(Loaded::file(kind, name, text, SkillRoot::Dir(path.parent().unwrap_or(pod_dir).to_path_buf())))),
         Err(ReadError::Missing) => {
+            let relative_to = if kind == OriginKind::CommandLine {
+                "it is relative to the current directory"
+            } else {
+                "it is relative to the pod file's directory"
+            };
             let d = Diagnostic::error(diags::MISSING, format!("{what} `{name}` does not exist"))
                 .at_opt(loc)
-                .help("check the path; it is relative to the pod file's directory");
+                .help(format!("check the path; {relative_to}"));
             Err(vec![d])
         }
         Err(ReadError::Invalid(d) | ReadError::Io(d)) => Err(vec![d.at_opt(loc)]),

@@ -12,18 +12,7 @@ fn pod() -> Pod {
 }
 
 fn check_json(pod: &Pod, extra: &[&str]) -> (i32, serde_json::Value) {
-    let o = super::harness::clawc()
-        .current_dir(pod.dir.path())
-        .args(["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
-    // Every document --check prints matches the published schema.
-    let schema = super::schemas::validator("check.schema.json");
-    let errors: Vec<String> = schema.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "check output does not match schemas/check.schema.json: {errors:?}\n{doc}");
-    (o.status.code().unwrap(), doc)
+    check_json_env(pod, extra, &[("CLAWC_IMAGES", "none")])
 }
 
 #[test]
@@ -175,4 +164,138 @@ fn invalid_inputs_exit_2_under_check() {
     assert_eq!(code, 2);
     assert_eq!(doc["exit_code"], 2, "the document says the exit code the process has");
     assert_eq!(doc["diagnostics"][0]["code"], "clawc::parse::yaml_syntax");
+}
+
+/// `--check --format json` with `env` set and CLAWC_IMAGES unset unless `env` sets it.
+/// Every document --check prints must match the published schema.
+fn check_json_env(pod: &Pod, extra: &[&str], env: &[(&str, &str)]) -> (i32, serde_json::Value) {
+    let mut c = super::harness::clawc();
+    c.env_remove("CLAWC_IMAGES")
+        .current_dir(pod.dir.path())
+        .args(["compile", "claw-pod.yml", "-o", "out", "--check", "--format", "json"])
+        .args(extra);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    let schema = super::schemas::validator("check.schema.json");
+    let errors: Vec<String> = schema.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "check output does not match schemas/check.schema.json: {errors:?}\n{doc}");
+    (o.status.code().unwrap(), doc)
+}
+
+#[test]
+fn the_document_says_the_exit_code_for_every_outcome() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!((code, &doc["exit_code"], &doc["status"]), (0, &0.into(), &"in-sync".into()));
+    std::fs::write(pod.path("out/report.json"), "{}\n").unwrap();
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!((code, &doc["exit_code"], &doc["status"]), (1, &1.into(), &"drift".into()));
+    // Invalid settings: still one document.
+    let bad = pod.file("clawc.toml", "imgaes = \"none\"\n");
+    let (code, doc) = check_json(&bad, &[]);
+    assert_eq!((code, &doc["exit_code"], &doc["status"]), (2, &2.into(), &"failed".into()));
+    assert_eq!(doc["diagnostics"][0]["code"], "clawc::config::unknown_key");
+    std::fs::remove_file(bad.path("clawc.toml")).unwrap();
+    // The environment failed: the Docker Engine must answer and does not.
+    let yaml = bad.read("claw-pod.yml") + "  extra:\n    image: extra:1\n";
+    let pod = bad.file("claw-pod.yml", &yaml);
+    let (code, doc) = check_json_env(&pod, &["--images", "docker"], &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")]);
+    assert_eq!((code, &doc["exit_code"], &doc["status"]), (3, &3.into(), &"failed".into()));
+    assert_eq!(doc["diagnostics"][0]["code"], "clawc::image::docker_unreachable");
+}
+
+#[test]
+fn one_file_differs() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    std::fs::write(pod.path("out/report.json"), "{}\n").unwrap();
+    let o =
+        super::harness::clawc().current_dir(pod.dir.path()).args(["compile", "-o", "out", "--check", "--diff", "none"]).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("drift: 1 file differs from what the pod compiles to\n"), "{text}");
+    std::fs::write(pod.path("out/clawc.lock"), "{}\n").unwrap();
+    let o =
+        super::harness::clawc().current_dir(pod.dir.path()).args(["compile", "-o", "out", "--check", "--diff", "none"]).output().unwrap();
+    assert!(String::from_utf8(o.stdout).unwrap().starts_with("drift: 2 files differ"));
+}
+
+#[test]
+fn check_compares_redacted_trees_only() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let before = tree(&pod.path("out"));
+    let o = super::harness::clawc()
+        .current_dir(pod.dir.path())
+        .args(["compile", "-o", "out", "--check", "--secrets", "inline"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--check compares redacted trees, so --secrets inline cannot be used with it"), "{err}");
+    assert_eq!(tree(&pod.path("out")), before);
+    assert_eq!(check_json(&pod, &["--secrets", "redact"]).0, 0, "redact is what --check compares anyway");
+}
+
+/// An OCI image layout holding no image: a source that answers "not here" for every
+/// reference, without Docker.
+fn empty_layout(pod: &Pod, dir: &str) {
+    std::fs::create_dir_all(pod.path(dir)).unwrap();
+    std::fs::write(pod.path(&format!("{dir}/oci-layout")), "{\"imageLayoutVersion\":\"1.0.0\"}").unwrap();
+    std::fs::write(pod.path(&format!("{dir}/index.json")), "{\"schemaVersion\":2,\"manifests\":[]}").unwrap();
+}
+
+#[test]
+fn the_lock_records_the_image_sources_and_check_reads_them() {
+    let no_docker = [("DOCKER_HOST", "unix:///nonexistent/docker.sock")];
+    // Compiled without images; checked with no --images, CLAWC_IMAGES or clawc.toml: the
+    // lock's `none` is used, so the hashes answer.
+    let pod = pod();
+    assert_eq!(pod.compile(&["--images", "none"]).code, 0);
+    let (code, doc) = check_json_env(&pod, &[], &no_docker);
+    assert_eq!((code, doc["answered_by"].as_str()), (0, Some("lock")), "{doc}");
+    // An image nothing uses, read from a layout that lacks it: the warning (in report.json)
+    // names the source, so only a check reading the same source is in sync.
+    let yaml = pod.read("claw-pod.yml") + "  extra:\n    image: extra:1\n";
+    let pod = pod.file("claw-pod.yml", &yaml);
+    empty_layout(&pod, "images");
+    let compiled = pod.run_with_env(&["--images", "oci:images"], &no_docker);
+    assert_eq!(compiled.code, 0, "{}", compiled.stdout);
+    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
+    assert_eq!((lock["images"].as_str(), &lock["image_sources"]), (Some("read"), &serde_json::json!(["oci:images"])));
+    let (code, doc) = check_json_env(&pod, &[], &no_docker);
+    assert_eq!((code, doc["status"].as_str()), (0, Some("in-sync")), "{doc}");
+    let (code, doc) = check_json_env(&pod, &["--images", "auto"], &no_docker);
+    assert_eq!(code, 1, "read from Docker instead, the report's warning changes: {doc}");
+    assert_eq!(doc["fix"], "clawc compile claw-pod.yml -o out", "auto is what the fix's compile reads anyway");
+    // The same images from another source are not drift: the lock keeps the committed
+    // sources. (Here both layouts lack the image, so only the warning's source differs.)
+    empty_layout(&pod, "other");
+    let (_, doc) = check_json_env(&pod, &["--images", "oci:other"], &no_docker);
+    let lock = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == "clawc.lock").expect("the report's hash changed");
+    let diff = lock["diff"].as_str().unwrap();
+    assert!(!diff.contains("oci:other") && !diff.contains("-    \"oci:images\""), "the sources themselves are not drift:\n{diff}");
+    // The lock is untrusted: a recorded source outside the repository is ignored.
+    let outside = tempfile::tempdir().unwrap();
+    let tampered = pod.read("out/clawc.lock").replace("\"oci:images\"", &format!("\"oci:{}\"", outside.path().display()));
+    std::fs::write(pod.path("out/clawc.lock"), tampered).unwrap();
+    let (_, doc) = check_json_env(&pod, &[], &no_docker);
+    let text = doc.to_string();
+    assert!(!text.contains(&format!("not in oci:{}", outside.path().display())), "read a recorded path outside the root: {doc}");
+    assert!(text.contains("(tried: docker (unix:///nonexistent/docker.sock"), "the default (auto) was read instead: {doc}");
+}
+
+#[test]
+fn another_descriptor_override_is_not_in_sync_by_hashes() {
+    let pod = pod();
+    let desc = pod.read("api/.claw-describe.json");
+    let pod = pod.file("a.json", &desc).file("b.json", &desc);
+    assert_eq!(pod.compile(&["--descriptor", "api=a.json"]).code, 0);
+    assert_eq!(check_json(&pod, &["--descriptor", "api=a.json"]).1["answered_by"], "lock");
+    let (code, doc) = check_json(&pod, &["--descriptor", "api=b.json"]);
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
 }

@@ -5,6 +5,7 @@ mod bad_input;
 mod bombs;
 mod check;
 mod compat;
+mod config;
 mod describe;
 mod determinism;
 mod diagnostics;

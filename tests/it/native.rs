@@ -90,7 +90,7 @@ fn runner_overrides_are_checked_on_the_command_line() {
     assert!(err.contains("\"codx\" is not a runner clawc knows; did you mean `codex`?"), "{err}");
     let r = p.compile(&["--runner", "nobody=codex"]);
     assert_eq!(r.code, 2);
-    r.assert_error("clawc::source::unknown_service", "--runner names \"nobody\"");
+    r.assert_error("clawc::source::unknown_service", "--runner nobody=codex names \"nobody\"");
     assert!(!p.out_exists());
 }
 
