@@ -9,6 +9,7 @@ mod config;
 mod describe;
 mod determinism;
 mod diagnostics;
+mod docs;
 mod fuzz_corpus;
 mod golden;
 mod grants;

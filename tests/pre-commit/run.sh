@@ -2,25 +2,29 @@
 # Tests the pre-commit hooks for real: installs the pre-commit framework (PyPI) when it is
 # missing, makes a throwaway git repository holding a pod and its compiled tree, and runs
 # `pre-commit try-repo <this repository>` against it. pre-commit builds clawc itself
-# (`language: rust`), so this takes a release build the first time.
+# (`language: rust`, `cargo install`): into this repository's target directory with
+# scripts/test's profile, so only clawc is compiled again (its dependencies are the tests').
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if ! command -v pre-commit >/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check pre-commit
 fi
 export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$root/target/pre-commit-home}
-# The hook's own build: quicker settings than the shipped release profile.
-export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-# Each try-repo clones this repository afresh; a shared target dir keeps dependencies built.
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR_PRE_COMMIT:-$root/target/pre-commit-build}
+# shellcheck source=../../scripts/test-profile
+source "$root/scripts/test-profile"
+# Each try-repo clones this repository afresh; the shared target dir keeps dependencies built.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
 # The minimal example names images nobody has; this repository compiles without them.
 export CLAWC_IMAGES=none
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "pre-commit test FAILED: $*" >&2; exit 1; }
 
-cp "$root/examples/minimal/claw-pod.yml" "$root/examples/minimal/clock.claw-describe.json" "$work/"
-(cd "$root" && cargo run --quiet --locked -- compile "$work/claw-pod.yml" -o "$work/.claw-compiled" >/dev/null)
+git -C "$root" ls-files -z examples/minimal | while IFS= read -r -d '' f; do
+  mkdir -p "$work/$(dirname "${f#examples/minimal/}")"
+  cp "$root/$f" "$work/${f#examples/minimal/}"
+done
+(cd "$root" && cargo run --release --quiet --locked -- compile "$work/claw-pod.yml" -o "$work/.claw-compiled" >/dev/null)
 cd "$work"
 git init -q
 git config user.email test@example.com
@@ -35,7 +39,8 @@ grep -q "in sync" "$work/ok.log" || { cat "$work/ok.log"; fail "no 'in sync' in 
 echo "--- edited pod and descriptor, stale tree: clawc-check fails with the diff"
 sed -i 's/      tools: \[clock\]/      tools: [clock]\n      tool-policy:\n        max-rounds: 3/' claw-pod.yml
 grep -q "max-rounds: 3" claw-pod.yml || fail "could not edit the pod"
-sed -i 's/"Current time in a time zone"/"Current time in any time zone"/' clock.claw-describe.json
+sed -i 's/"Current time in a time zone"/"Current time in any time zone"/' clock/.claw-describe.json
+grep -q "any time zone" clock/.claw-describe.json || fail "could not edit the descriptor"
 git add -A
 if pre-commit try-repo "$root" clawc-check --all-files >"$work/drift.log" 2>&1; then
   cat "$work/drift.log"; fail "a stale tree passed"
