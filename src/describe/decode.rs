@@ -59,7 +59,7 @@ fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<String> {
 fn adopt_schemas(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
     let mut raw = root.as_object_mut().and_then(|o| take_field(o, "tools"));
     let entries = raw.as_mut().and_then(Value::as_array_mut);
-    let entries = entries.map(|a| a.as_mut_slice()).unwrap_or_default();
+    let entries = entries.map(Vec::as_mut_slice).unwrap_or_default();
     tools
         .into_iter()
         .map(|(i, mut t)| {
