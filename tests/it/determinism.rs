@@ -122,11 +122,21 @@ fn shuffled_inputs_give_identical_trees() {
 
 #[test]
 fn the_bundled_example_output_is_committed_and_current() {
-    // examples/trading-desk/expected/ is the reviewed output; it must match a fresh compile.
+    // examples/trading-desk/expected/ is the reviewed output; it must match a fresh compile
+    // with the example's own settings (its clawc.toml reads the images from ./images).
     let out = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
     copy(&example(), dir.path());
-    compile(dir.path(), dir.path(), "claw-pod.yml", out.path());
+    let o = clawc()
+        .env_remove("CLAWC_IMAGES")
+        .env("CLAWC_CACHE_DIR", cache.path())
+        .current_dir(dir.path())
+        .args(["compile", "claw-pod.yml", "-o"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let expected = example().join("expected");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         let _ = std::fs::remove_dir_all(&expected);
