@@ -195,7 +195,7 @@ fn every_ci_recipe_command_works_as_written() {
         assert_eq!(code, 0, "docs/ci.md: `{cmd}` exited {code}:\n{out}");
     }
     let summary = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap_or_default();
-    assert!(summary.contains("| agent"), "the matrix step wrote no Markdown table:\n{summary}");
+    assert!(summary.contains("| tool | effect |"), "the matrix step wrote no Markdown table:\n{summary}");
     let check: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("clawc-check.json")).unwrap()).unwrap();
     assert_eq!((check["status"].as_str(), check["exit_code"].as_i64()), (Some("in-sync"), Some(0)), "{check}");
 }

@@ -122,3 +122,24 @@ fn the_minimal_example_compiles_from_its_layout_with_no_flags() {
     let tools = json(&out, "context/assistant/tools.json");
     assert_eq!(tools["tools"][0]["name"], "clock.now", "the tool of the descriptor read from the image");
 }
+
+/// `CLAWC_CACHE_DIR` empty or relative would put the cache under the directory clawc runs
+/// in (a repository under review): it is ignored, and the user's cache is used.
+#[test]
+fn a_relative_or_empty_cache_dir_writes_nothing_where_clawc_runs() {
+    for value in ["", "cache-here"] {
+        let (work, out, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let pod = root().join("examples/minimal/claw-pod.yml");
+        let o = clawc()
+            .env_remove("CLAWC_IMAGES")
+            .env("CLAWC_CACHE_DIR", value)
+            .env("HOME", home.path())
+            .current_dir(work.path())
+            .args(["compile", pod.to_str().unwrap(), "-o", out.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "CLAWC_CACHE_DIR={value:?} wrote into the working directory");
+        assert!(home.path().join(".cache/clawc/images/v1").is_dir(), "CLAWC_CACHE_DIR={value:?}: the user's cache was not used");
+    }
+}

@@ -10,6 +10,7 @@ mod describe;
 mod determinism;
 mod diagnostics;
 mod docs;
+mod example_images;
 mod fuzz_corpus;
 mod golden;
 mod grants;

@@ -14,7 +14,8 @@ export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$root/target/pre-commit-home}
 source "$root/scripts/test-profile"
 # Each try-repo clones this repository afresh; the shared target dir keeps dependencies built.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
-# The minimal example names images nobody has; this repository compiles without them.
+# The drift step edits clock's descriptor in its build context, which counts only when
+# clock is read from there rather than from the example's image layout.
 export CLAWC_IMAGES=none
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
