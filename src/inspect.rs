@@ -5,7 +5,7 @@
 use crate::compile::{Options, pod_dir};
 use crate::describe::{self, Described};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::image::{ImageSet, diags as image_diags};
+use crate::image::{ImageFacts, ImageSet, diags as image_diags};
 use crate::pod::{Build, Pod, Spanned};
 use crate::source::fs::{InputRoot, ReadError};
 use crate::source::record::InputLog;
@@ -31,6 +31,9 @@ pub(crate) struct Inspected {
     pub described: Option<Described>,
     pub diagnostics: Diagnostics,
     pub sources: SourceMap,
+    /// What was read from the image, when the target is one (its labels and files as
+    /// read: `clawc compat` takes a release version and a snapshot as written from it).
+    pub image: Option<Arc<ImageFacts>>,
 }
 
 impl Inspected {
@@ -45,13 +48,13 @@ impl Inspected {
 pub(crate) fn inspect(target: &Target, name: Option<&str>, opts: &Options) -> Inspected {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
-    let described = match target {
-        Target::Path(p) => path(p, name, &mut sources, &mut diags),
+    let (described, image) = match target {
+        Target::Path(p) => (path(p, name, &mut sources, &mut diags), None),
         Target::Image(r) => image(r, name, opts, &mut sources, &mut diags),
-        Target::Service(s) => service(s, opts, &mut sources, &mut diags),
+        Target::Service(s) => (service(s, opts, &mut sources, &mut diags), None),
     };
     let described = described.filter(|_| !diags.has_errors());
-    Inspected { described, diagnostics: diags.sorted(&sources), sources }
+    Inspected { described, diagnostics: diags.sorted(&sources), sources, image }
 }
 
 /// The command line as a source file, so problems with what it names have a location.
@@ -137,20 +140,26 @@ fn build_context(dir: &Path, name: String, loc: Loc, sources: &mut SourceMap, di
     Some(describe::service::describe(&declared, describe::service::Input { loaded, runner }, &skills, sources, diags))
 }
 
-fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Described> {
+fn image(
+    reference: &str,
+    name: Option<&str>,
+    opts: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> (Option<Described>, Option<Arc<ImageFacts>>) {
     let loc = command_line(sources, reference.to_string());
     if opts.images.is_empty() {
         diags.push(
             Diagnostic::error(image_diags::BAD_SOURCE, "--images none: there is no image source to read the image from")
                 .help("pass --images docker, oci:DIR or archive:TAR"),
         );
-        return None;
+        return (None, None);
     }
     let set = match crate::compile::fetch_images(opts, BTreeMap::from([(reference.to_string(), true)])) {
         Ok(set) => Arc::new(set),
         Err(ds) => {
             diags.extend(ds);
-            return None;
+            return (None, None);
         }
     };
     if let Some(tried) = set.tried_for(reference) {
@@ -159,7 +168,7 @@ fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut Sour
                 .at(loc)
                 .help("pull or build it, or point clawc at a copy: --images oci:DIR or --images archive:TAR"),
         );
-        return None;
+        return (None, None);
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let log = InputLog::new(InputRoot::discover(&cwd));
@@ -173,7 +182,8 @@ fn image(reference: &str, name: Option<&str>, opts: &Options, sources: &mut Sour
     let loaded = crate::source::image::Image(set.clone()).describe_image(&req);
     let runner = crate::source::runner(&req, &set);
     let skills = Skills { pod_dir: &cwd, log: &log };
-    Some(describe::service::describe(&declared, describe::service::Input { loaded, runner }, &skills, sources, diags))
+    let described = describe::service::describe(&declared, describe::service::Input { loaded, runner }, &skills, sources, diags);
+    (Some(described), set.found.get(reference).cloned())
 }
 
 /// A service of a pod: parsed and expanded as `compile` does, its image read, then only

@@ -68,6 +68,9 @@ impl Source {
     }
 }
 
+/// The image label that gives an image's release when its descriptor has no `release`.
+const VERSION_LABEL: &str = "org.opencontainers.image.version";
+
 /// A loaded side.
 pub(crate) struct Loaded {
     pub release: Release,
@@ -173,9 +176,14 @@ pub(crate) fn load(source: &Source, name: Option<&str>, opts: &Options) -> Resul
     // A converted snapshot: its text as written keeps outputSchema and title.
     let converted = sd.snapshot.is_some() && out.sources.name(sd.file).ends_with(" (as descriptor)");
     let snapshot = if converted {
-        let text = match (&snapshot_bytes, source) {
-            (Some(b), _) => String::from_utf8(b.clone()).ok(),
-            (None, Source::Path(p)) => crate::source::fs::read_text(None, p, &shown).ok(),
+        let text = match (&snapshot_bytes, source, &out.image) {
+            (Some(b), _, _) => String::from_utf8(b.clone()).ok(),
+            (None, Source::Path(p), _) => crate::source::fs::read_text(None, p, &shown).ok(),
+            // Baked in an image: the file as read out of it.
+            (None, Source::Image(_), Some(facts)) => match facts.files.get(&facts.tools_path().0) {
+                Some(crate::image::FileRead::Text(t)) => Some(t.clone()),
+                _ => None,
+            },
             _ => None,
         };
         text.map(|t| (shown.clone(), t))
@@ -186,6 +194,10 @@ pub(crate) fn load(source: &Source, name: Option<&str>, opts: &Options) -> Resul
     let mut release = Release::new(&described.name, sd, (&file.name, file.text.clone()), snapshot);
     for (from, to) in &renames {
         release.file = release.file.replace(from, to);
+    }
+    // An image's release, when its descriptor names none: the OCI version label.
+    if release.release.is_none() {
+        release.release = out.image.as_ref().and_then(|f| f.label(VERSION_LABEL)).map(str::to_string);
     }
     Ok(Loaded { release, described, sources: out.sources, diagnostics: out.diagnostics, renames, on_disk, _tmp: tmp })
 }

@@ -536,3 +536,33 @@ fn agents_are_who_can_holders() {
     }
     assert!(checked >= 5, "{checked}");
 }
+
+/// Images as OLD and NEW: a `.claw-tools.json` baked in an image keeps its output schemas,
+/// and an image's release is its `org.opencontainers.image.version` label (the snapshot
+/// has none).
+#[test]
+fn images_give_snapshots_as_written_and_releases_from_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |out: Value| {
+        json!({"tools": [{"name": "search", "description": "Search", "inputSchema": {"type": "object"}, "outputSchema": out}]}).to_string()
+    };
+    let (old, new) = (
+        tool(json!({"type": "object", "properties": {"hits": {"type": "integer"}}, "required": ["hits"]})),
+        tool(json!({"type": "object", "properties": {"hits": {"type": "integer"}}})),
+    );
+    let labels = |v: &str| json!({"org.opencontainers.image.version": v});
+    super::harness::oci_layout(
+        &dir.path().join("oci"),
+        &[("svc:1", labels("1.4.0"), &[(".claw-tools.json", &old)]), ("svc:2", labels("1.4.1"), &[(".claw-tools.json", &new)])],
+    );
+    let r = run(dir.path(), &["image:svc:1", "image:svc:2", "--images", "oci:oci", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let doc = json_out(&r);
+    assert_eq!(
+        rules_of(&doc),
+        [("OUTPUT_REQUIRED_REMOVED".to_string(), "search".to_string()), ("VERSION_NOT_BUMPED".to_string(), String::new())],
+        "{doc}"
+    );
+    let bump = doc["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "VERSION_NOT_BUMPED").unwrap();
+    assert!(bump["message"].as_str().unwrap().contains("1.4.0 → 1.4.1"), "{bump}");
+}

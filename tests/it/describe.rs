@@ -17,10 +17,9 @@
 //! (built here, no Docker: see [`write_oci_layout`]). `UPDATE_GOLDEN=1 cargo test`
 //! rewrites the expectations; review the diff.
 
-use super::harness::{Run, clawc, tree};
+use super::harness::{Run, clawc, oci_layout, tree};
 use super::schemas::validator;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 fn root() -> &'static Path {
@@ -52,29 +51,6 @@ fn describe(work: &Path, args: &[String], format: &str) -> Run {
     }
 }
 
-// ---- An OCI image layout, written byte for byte (no Docker) ----
-
-/// Writes `bytes` as a blob of the layout in `dir`; returns its OCI descriptor.
-fn blob(dir: &Path, media_type: &str, bytes: &[u8]) -> Value {
-    let hex = hex::encode(Sha256::digest(bytes));
-    std::fs::write(dir.join("blobs/sha256").join(&hex), bytes).unwrap();
-    json!({"mediaType": media_type, "digest": format!("sha256:{hex}"), "size": bytes.len()})
-}
-
-/// An uncompressed tar layer holding `files` (path, contents), with fixed metadata.
-fn layer(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut b = tar::Builder::new(Vec::new());
-    for (path, text) in files {
-        let mut h = tar::Header::new_ustar();
-        h.set_size(text.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_entry_type(tar::EntryType::Regular);
-        b.append_data(&mut h, path, text.as_bytes()).unwrap();
-    }
-    b.into_inner().unwrap()
-}
-
 const IMAGE_DESCRIPTOR: &str = r#"{
   "version": 2,
   "description": "Service from an image.",
@@ -94,27 +70,8 @@ const IMAGE_DESCRIPTOR: &str = r#"{
 /// An OCI image layout at `dir` holding one image, `svc:1`: labels `claw.describe` (a
 /// descriptor in its one layer, naming a skill also there) and `claw.type`.
 fn write_oci_layout(dir: &Path) {
-    std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
-    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
-    let tar = layer(&[("svc/descriptor.json", IMAGE_DESCRIPTOR), ("svc/skills/svc.md", "# svc\n\nCall status first.\n")]);
-    let layer = blob(dir, "application/vnd.oci.image.layer.v1.tar", &tar);
-    let config = json!({
-        "architecture": "amd64",
-        "os": "linux",
-        "config": {"Labels": {"claw.describe": "/svc/descriptor.json", "claw.type": "openclaw"}},
-        "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]},
-    });
-    let config = blob(dir, "application/vnd.oci.image.config.v1+json", &serde_json::to_vec(&config).unwrap());
-    let manifest = json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": config,
-        "layers": [layer],
-    });
-    let mut manifest = blob(dir, "application/vnd.oci.image.manifest.v1+json", &serde_json::to_vec(&manifest).unwrap());
-    manifest["annotations"] = json!({"org.opencontainers.image.ref.name": "svc:1"});
-    let index = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [manifest]});
-    std::fs::write(dir.join("index.json"), serde_json::to_vec_pretty(&index).unwrap()).unwrap();
+    let files = [("svc/descriptor.json", IMAGE_DESCRIPTOR), ("svc/skills/svc.md", "# svc\n\nCall status first.\n")];
+    oci_layout(dir, &[("svc:1", json!({"claw.describe": "/svc/descriptor.json", "claw.type": "openclaw"}), &files)]);
 }
 
 // ---- The runner ----

@@ -131,3 +131,57 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+// ---- An OCI image layout, written byte for byte (no Docker) ----
+
+/// Writes `bytes` as a blob of the layout in `dir`; returns its OCI descriptor.
+fn blob(dir: &Path, media_type: &str, bytes: &[u8]) -> serde_json::Value {
+    use sha2::{Digest, Sha256};
+    let hex = hex::encode(Sha256::digest(bytes));
+    std::fs::write(dir.join("blobs/sha256").join(&hex), bytes).unwrap();
+    serde_json::json!({"mediaType": media_type, "digest": format!("sha256:{hex}"), "size": bytes.len()})
+}
+
+/// An uncompressed tar layer holding `files` (path, contents), with fixed metadata.
+fn layer(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, text) in files {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(text.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_entry_type(tar::EntryType::Regular);
+        b.append_data(&mut h, path, text.as_bytes()).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+/// An OCI image layout at `dir` holding `images`: each a reference, its labels (a JSON
+/// object) and the files of its one layer.
+pub(crate) fn oci_layout(dir: &Path, images: &[(&str, serde_json::Value, &[(&str, &str)])]) {
+    use serde_json::json;
+    std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    let mut manifests = Vec::new();
+    for (reference, labels, files) in images {
+        let layer = blob(dir, "application/vnd.oci.image.layer.v1.tar", &layer(files));
+        let config = json!({
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"Labels": labels},
+            "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]},
+        });
+        let config = blob(dir, "application/vnd.oci.image.config.v1+json", &serde_json::to_vec(&config).unwrap());
+        let manifest = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": config,
+            "layers": [layer],
+        });
+        let mut manifest = blob(dir, "application/vnd.oci.image.manifest.v1+json", &serde_json::to_vec(&manifest).unwrap());
+        manifest["annotations"] = json!({"org.opencontainers.image.ref.name": reference});
+        manifests.push(manifest);
+    }
+    let index = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
+    std::fs::write(dir.join("index.json"), serde_json::to_vec_pretty(&index).unwrap()).unwrap();
+}
