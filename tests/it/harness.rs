@@ -156,9 +156,12 @@ fn layer(files: &[(&str, &str)]) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
-/// An OCI image layout at `dir` holding `images`: each a reference, its labels (a JSON
-/// object) and the files of its one layer.
-pub(crate) fn oci_layout(dir: &Path, images: &[(&str, serde_json::Value, &[(&str, &str)])]) {
+/// One image of [`oci_layout`]: its reference, its labels (a JSON object) and the files
+/// (path, contents) of its one layer.
+pub(crate) type Image<'a> = (&'a str, serde_json::Value, &'a [(&'a str, &'a str)]);
+
+/// An OCI image layout at `dir` holding `images`.
+pub(crate) fn oci_layout(dir: &Path, images: &[Image]) {
     use serde_json::json;
     std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
     std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
