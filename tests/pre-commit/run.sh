@@ -2,18 +2,25 @@
 # Tests the pre-commit hooks for real: installs the pre-commit framework (PyPI) when it is
 # missing, makes a throwaway git repository holding a pod and its compiled tree, and runs
 # `pre-commit try-repo <this repository>` against it. pre-commit builds clawc itself
-# (`language: rust`, `cargo install`): into this repository's target directory with
-# scripts/test's profile, so only clawc is compiled again (its dependencies are the tests').
+# (`language: rust`, `cargo install`), unoptimised (hook-profile), into a target directory
+# kept on the machine between runs (like the runner CLIs), so a later run compiles only
+# clawc; with no writable machine cache, under target/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if ! command -v pre-commit >/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check pre-commit
 fi
 export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$root/target/pre-commit-home}
-# shellcheck source=../../scripts/test-profile
-source "$root/scripts/test-profile"
-# Each try-repo clones this repository afresh; the shared target dir keeps dependencies built.
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+# The pod is compiled with the tests' own build (before the hook's settings apply).
+tests_target=${CARGO_TARGET_DIR:-$root/target}
+case $tests_target in /*) ;; *) tests_target=$root/$tests_target ;; esac
+clawc_bin=$tests_target/debug/clawc
+[ -x "$clawc_bin" ] || (cd "$root" && cargo build --quiet --locked)
+# shellcheck source=hook-profile
+source "$root/tests/pre-commit/hook-profile"
+hook_target=${CLAWC_PRE_COMMIT_TARGET:-/var/cache/clawc-pre-commit/target}
+mkdir -p "$hook_target" 2>/dev/null && [ -w "$hook_target" ] || hook_target=$root/target/pre-commit-build
+export CARGO_TARGET_DIR=$hook_target
 # The drift step edits clock's descriptor in its build context, which counts only when
 # clock is read from there rather than from the example's image layout.
 export CLAWC_IMAGES=none
@@ -25,7 +32,7 @@ git -C "$root" ls-files -z examples/minimal | while IFS= read -r -d '' f; do
   mkdir -p "$work/$(dirname "${f#examples/minimal/}")"
   cp "$root/$f" "$work/${f#examples/minimal/}"
 done
-(cd "$root" && cargo run --release --quiet --locked -- compile "$work/claw-pod.yml" -o "$work/.claw-compiled" >/dev/null)
+"$clawc_bin" compile "$work/claw-pod.yml" -o "$work/.claw-compiled" >/dev/null
 cd "$work"
 git init -q
 git config user.email test@example.com
