@@ -634,24 +634,8 @@ fn merge(
     } else {
         pick(None, file.images, vec![ImageSource::Auto])
     };
-    let mut descriptors: BTreeMap<String, Setting<PathBuf>> =
-        file.descriptors.into_iter().map(|(k, (v, span))| (k, Setting::new(v, From::File(span)))).collect();
-    let mut seen = std::collections::BTreeSet::new();
-    for (svc, path) in &given.descriptors {
-        if !seen.insert(svc) {
-            diags.push(twice("--descriptor", svc));
-        }
-        descriptors.insert(svc.clone(), Setting::new(path.clone(), From::Flag));
-    }
-    let mut runners: BTreeMap<String, Setting<String>> =
-        file.runners.into_iter().map(|(k, (v, span))| (k, Setting::new(v, From::File(span)))).collect();
-    let mut seen = std::collections::BTreeSet::new();
-    for (svc, ty) in &given.runners {
-        if !seen.insert(svc) {
-            diags.push(twice("--runner", svc));
-        }
-        runners.insert(svc.clone(), Setting::new(ty.clone(), From::Flag));
-    }
+    let descriptors = per_service(file.descriptors, &given.descriptors, "--descriptor", diags);
+    let runners = per_service(file.runners, &given.runners, "--runner", diags);
     let some = |o: Option<(PathBuf, Span)>| o.map(|(p, s)| (Some(p), s));
     Effective {
         file: config,
@@ -675,6 +659,25 @@ fn check_none(list: &[ImageSource], by: &str, diags: &mut Vec<Diagnostic>) {
                 .help("give `none` alone, or the sources to read"),
         );
     }
+}
+
+/// A repeatable `SERVICE=VALUE` setting: the file's entries, each replaced by the flag's
+/// for the same service; a flag given twice for one service is an error.
+fn per_service<T: Clone>(
+    file: BTreeMap<String, (T, Span)>,
+    given: &[(String, T)],
+    flag: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Setting<T>> {
+    let mut out: BTreeMap<String, Setting<T>> = file.into_iter().map(|(k, (v, span))| (k, Setting::new(v, From::File(span)))).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for (svc, value) in given {
+        if !seen.insert(svc) {
+            diags.push(twice(flag, svc));
+        }
+        out.insert(svc.clone(), Setting::new(value.clone(), From::Flag));
+    }
+    out
 }
 
 fn twice(flag: &str, svc: &str) -> Diagnostic {
@@ -830,16 +833,7 @@ mod tests {
     /// (`UPDATE_GOLDEN=1 cargo test --lib config` rewrites it).
     #[test]
     fn the_keys_table_in_the_docs_is_current() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/config.md");
-        let doc = std::fs::read_to_string(&path).expect("docs/config.md");
-        let (begin, end) = ("<!-- keys:begin -->\n", "<!-- keys:end -->");
-        let (head, rest) = doc.split_once(begin).expect("keys:begin marker");
-        let (_, tail) = rest.split_once(end).expect("keys:end marker");
-        let want = format!("{head}{begin}{}{end}{tail}", keys_markdown());
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        assert!(doc == want, "docs/config.md is stale: run `UPDATE_GOLDEN=1 cargo test --lib config`");
+        crate::generated_doc::assert_current("docs/config.md", Some("keys"), &keys_markdown(), "UPDATE_GOLDEN=1 cargo test --lib config");
     }
 
     #[test]

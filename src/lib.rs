@@ -30,6 +30,8 @@ pub(crate) mod digest;
 pub(crate) mod disk;
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(test)]
+pub(crate) mod generated_doc;
 pub(crate) mod grant;
 pub(crate) mod image;
 pub(crate) mod inspect;

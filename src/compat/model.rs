@@ -5,7 +5,7 @@
 //! node is in that text, so findings can point at the line.
 
 use crate::describe::json_span::Locator;
-use crate::describe::{AuthType, FeedSpec, Memory, ServiceDescriptor, Transport};
+use crate::describe::{AuthType, FeedSpec, Memory, ServiceDescriptor, Transport, field, loose_string};
 use crate::sourcemap::SourceFile;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -69,7 +69,7 @@ fn snapshot_extras(text: &str) -> (Extras, Vec<String>) {
     let doc: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let (raw, base) = match &doc {
         Value::Array(a) => (a.as_slice(), Vec::new()),
-        Value::Object(o) => match field(o, "tools") {
+        Value::Object(o) => match field(o, "tools").map(|(_, v)| v) {
             Some(Value::Array(a)) => (a.as_slice(), vec!["tools".to_string()]),
             _ => (&[][..], Vec::new()),
         },
@@ -77,17 +77,12 @@ fn snapshot_extras(text: &str) -> (Extras, Vec<String>) {
     };
     let mut extras = Extras::new();
     for t in raw.iter().filter_map(Value::as_object) {
-        let Some(name) = field(t, "name").and_then(Value::as_str).map(str::trim) else { continue };
-        let output = field(t, "outputSchema").cloned();
-        let title = field(t, "title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let Some(name) = field(t, "name").and_then(|(_, v)| v.as_str()).map(str::trim) else { continue };
+        let output = field(t, "outputSchema").map(|(_, v)| v).filter(|v| !v.is_null()).cloned();
+        let title = loose_string(t, "title");
         extras.entry(name.to_string()).or_insert((output, title));
     }
     (extras, base)
-}
-
-/// Go's field matching, as the decoder: the exact name, else a case-insensitive one.
-fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
-    obj.get(name).or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v)).filter(|v| !v.is_null())
 }
 
 impl Release {

@@ -996,15 +996,10 @@ fn fingerprints_are_stable() {
 /// compat::tests::rules_doc` rewrites it.
 #[test]
 fn rules_doc_is_current() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/compat-rules.md");
-    let want = rules::markdown();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &want).unwrap();
-        return;
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "docs/compat-rules.md is stale: run `UPDATE_GOLDEN=1 cargo test --lib compat::tests::rules_doc` and review the diff"
+    crate::generated_doc::assert_current(
+        "docs/compat-rules.md",
+        None,
+        &rules::markdown(),
+        "UPDATE_GOLDEN=1 cargo test --lib compat::tests::rules_doc",
     );
 }

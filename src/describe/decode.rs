@@ -40,7 +40,7 @@ fn key(k: &str) -> Seg {
 }
 
 /// Go's field matching: the exact name, else the first case-insensitive match.
-fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<(&'v str, &'v Value)> {
+pub(crate) fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<(&'v str, &'v Value)> {
     if let Some((k, v)) = obj.get_key_value(name) {
         return Some((k, v));
     }
@@ -49,7 +49,7 @@ fn field<'v>(obj: &'v Map<String, Value>, name: &str) -> Option<(&'v str, &'v Va
 
 /// A string field no projection reads (`release`, `title`): trimmed, empty or of another
 /// type is absent, never an error.
-fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<String> {
+pub(crate) fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<String> {
     field(obj, name).and_then(|(_, v)| v.as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 

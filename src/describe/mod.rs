@@ -10,7 +10,7 @@ pub(crate) mod service;
 pub(crate) mod snapshot;
 pub(crate) mod tool_name;
 
-pub(crate) use decode::decode;
+pub(crate) use decode::{decode, field, loose_string};
 pub(crate) use service::{Described, RunnerFact, ServiceDescriptor};
 pub(crate) use tool_name::ToolName;
 

@@ -171,14 +171,10 @@ pub(crate) fn edit(text: &str, syntax: Syntax, ops: &[Op]) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn set(path: &[&str], v: V) -> Op {
-        Op::Set(path.iter().map(|s| (*s).to_string()).collect(), v)
-    }
-
     #[test]
     fn comments_and_foreign_keys_survive_an_edit() {
         let text = "{\n  // mine\n  \"model\": \"x\", /* keep */\n  \"mcpServers\": {\n    \"api\": {\"url\": \"old\", \"extra\": 1},\n    \"other\": {}, // theirs\n  },\n}\n";
-        let out = edit(text, Syntax::Json, &[set(&["mcpServers", "api"], V::Obj(vec![("url".into(), V::Str("new".into()))]))]).unwrap();
+        let out = edit(text, Syntax::Json, &[Op::set(&["mcpServers", "api"], V::Obj(vec![("url".into(), V::Str("new".into()))]))]).unwrap();
         assert!(out.contains("// mine") && out.contains("/* keep */") && out.contains("// theirs"), "{out}");
         assert!(out.contains("\"new\"") && !out.contains("extra"), "{out}");
     }

@@ -156,6 +156,11 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// `Set` at a path written as string slices.
+    pub(crate) fn set(path: &[&str], v: V) -> Op {
+        Op::Set(owned_path(path), v)
+    }
+
     pub(crate) fn path(&self) -> &[String] {
         match self {
             Op::Set(p, _) | Op::Remove(p) => p,
@@ -376,7 +381,7 @@ fn list_op(
     }
     let new = V::Arr(new);
     if tl != Some(&new) {
-        ops.push(Op::Set(owned_path(path), new));
+        ops.push(Op::set(path, new));
     }
     Ok(())
 }
@@ -384,7 +389,7 @@ fn list_op(
 fn scalar_op(path: &[&str], target: &V, fragment: &V, t: Side<'_>, f: Side<'_>, ops: &mut Vec<Op>) -> Result<(), Diagnostic> {
     let Some(fv) = at(fragment, path, f, None)? else { return Ok(()) };
     if at(target, path, t, None)? != Some(fv) {
-        ops.push(Op::Set(owned_path(path), fv.clone()));
+        ops.push(Op::set(path, fv.clone()));
     }
     Ok(())
 }

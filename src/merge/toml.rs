@@ -151,10 +151,6 @@ pub(crate) fn edit(target: &str, fragment: &str, ops: &[Op]) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn set(path: &[&str], v: V) -> Op {
-        Op::Set(path.iter().map(|s| (*s).to_string()).collect(), v)
-    }
-
     #[test]
     fn a_replaced_table_keeps_its_place_and_comments_elsewhere_survive() {
         let target = "# my config\nmodel = \"o3\" # pinned\n\n# clawc's\n[mcp_servers.api]\nurl = \"old\"\nenabled_tools = [\"a\", \"b\", \"c\"]\n\n[mcp_servers.api.env]\nX = \"1\"\n\n[profile]\nx = 1 # keep\n";
@@ -162,7 +158,7 @@ mod tests {
         let mut sources = crate::sourcemap::SourceMap::default();
         let id = sources.add("f", fragment);
         let v = read(id, sources.get(id)).unwrap().get("mcp_servers").unwrap().get("api").unwrap().clone();
-        let out = edit(target, fragment, &[set(&["mcp_servers", "api"], v)]).unwrap();
+        let out = edit(target, fragment, &[Op::set(&["mcp_servers", "api"], v)]).unwrap();
         assert_eq!(
             out,
             "# my config\nmodel = \"o3\" # pinned\n\n# clawc's\n[mcp_servers.api]\nurl = \"new\"\nenabled_tools = [\"a\"]\n\n[profile]\nx = 1 # keep\n"

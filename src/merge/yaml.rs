@@ -419,10 +419,6 @@ mod tests {
         read(id, sources.get(id)).unwrap()
     }
 
-    fn set(path: &[&str], v: V) -> Op {
-        Op::Set(path.iter().map(|s| (*s).to_string()).collect(), v)
-    }
-
     fn merged(text: &str, ops: &[Op]) -> V {
         let mut v = doc(text);
         for op in ops {
@@ -435,7 +431,7 @@ mod tests {
     fn an_entry_is_replaced_in_place_and_comments_elsewhere_survive() {
         let text = "# top\nmodel: x # mine\nmcp_servers:\n  # theirs\n  other:\n    url: http://o\n  api:\n    url: http://old\n    tools: [a, b, c]\n    # inside\n# after\nmemory: on\n";
         let api = doc("url: http://new\ntools: [a]\n");
-        let ops = [set(&["mcp_servers", "api"], api), set(&["mcp_servers", "new"], doc("url: http://n\n"))];
+        let ops = [Op::set(&["mcp_servers", "api"], api), Op::set(&["mcp_servers", "new"], doc("url: http://n\n"))];
         let expected = merged(text, &ops);
         let Edited::InPlace(out) = edit(text, &ops, &expected) else { panic!("rewritten") };
         assert_eq!(
@@ -447,7 +443,7 @@ mod tests {
     #[test]
     fn a_flow_parent_is_rewritten_in_block_style() {
         let text = "# keep\nmcp_servers: {}\nx: 1\n";
-        let ops = [set(&["mcp_servers", "api"], doc("url: u\n"))];
+        let ops = [Op::set(&["mcp_servers", "api"], doc("url: u\n"))];
         let expected = merged(text, &ops);
         let Edited::InPlace(out) = edit(text, &ops, &expected) else { panic!("no comment was in the way") };
         assert_eq!(out, "# keep\nmcp_servers:\n  api:\n    url: u\nx: 1\n");
@@ -456,7 +452,7 @@ mod tests {
     #[test]
     fn empty_and_missing_parents() {
         for (text, want) in [("", "a:\n  b: 1\n"), ("# c\n", "# c\na:\n  b: 1\n"), ("x: 1", "x: 1\na:\n  b: 1\n")] {
-            let ops = [set(&["a", "b"], V::Num("1".into()))];
+            let ops = [Op::set(&["a", "b"], V::Num("1".into()))];
             let expected = merged(text, &ops);
             let Edited::InPlace(out) = edit(text, &ops, &expected) else { panic!("{text:?}") };
             assert_eq!(out, want);

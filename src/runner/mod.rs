@@ -219,16 +219,12 @@ mod tests {
     /// (`UPDATE_GOLDEN=1 cargo test --lib runner` rewrites it).
     #[test]
     fn the_runner_matrix_in_the_docs_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/runners.md");
-        let doc = std::fs::read_to_string(&path).expect("docs/runners.md");
-        let (begin, end) = ("<!-- runners:begin -->\n", "<!-- runners:end -->");
-        let (head, rest) = doc.split_once(begin).expect("runners:begin marker");
-        let (_, tail) = rest.split_once(end).expect("runners:end marker");
-        let want = format!("{head}{begin}{}{end}{tail}", matrix_markdown());
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        assert!(doc == want, "docs/runners.md is stale: run `UPDATE_GOLDEN=1 cargo test --lib runner`");
+        crate::generated_doc::assert_current(
+            "docs/runners.md",
+            Some("runners"),
+            &matrix_markdown(),
+            "UPDATE_GOLDEN=1 cargo test --lib runner",
+        );
     }
 
     #[test]

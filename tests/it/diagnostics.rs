@@ -14,14 +14,7 @@ fn root() -> PathBuf {
 
 #[test]
 fn diagnostics_doc_is_current() {
-    let path = root().join("docs/diagnostics.md");
-    let want = markdown();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &want).unwrap();
-        return;
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(got == want, "docs/diagnostics.md is stale: run `UPDATE_GOLDEN=1 cargo test --test it diagnostics_doc` and review the diff");
+    super::harness::assert_generated_doc("docs/diagnostics.md", &markdown(), "UPDATE_GOLDEN=1 cargo test --test it diagnostics_doc");
 }
 
 #[test]

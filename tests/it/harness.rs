@@ -188,3 +188,15 @@ pub(crate) fn oci_layout(dir: &Path, images: &[Image]) {
     let index = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
     std::fs::write(dir.join("index.json"), serde_json::to_vec_pretty(&index).unwrap()).unwrap();
 }
+
+/// Asserts that the document `rel` (from the repository root) is `want`, the text the code
+/// renders it from; `UPDATE_GOLDEN=1` rewrites it (`regenerate` says how, on failure).
+pub(crate) fn assert_generated_doc(rel: &str, want: &str, regenerate: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, want).unwrap();
+        return;
+    }
+    let got = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(got == want, "{rel} is stale: run `{regenerate}` and review the diff");
+}

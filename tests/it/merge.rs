@@ -476,14 +476,11 @@ fn symlinks_fifos_and_directories_are_refused() {
 
 #[test]
 fn merge_doc_is_current() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/merge.md");
-    let want = clawc::merge::rules::markdown();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &want).unwrap();
-        return;
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(got == want, "docs/merge.md is stale: run `UPDATE_GOLDEN=1 cargo test --test it merge_doc` and review the diff");
+    super::harness::assert_generated_doc(
+        "docs/merge.md",
+        &clawc::merge::rules::markdown(),
+        "UPDATE_GOLDEN=1 cargo test --test it merge_doc",
+    );
 }
 
 /// Every file the native golden case compiles merges into a user's file holding foreign
