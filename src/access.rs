@@ -33,6 +33,9 @@ pub(crate) fn route(via: &Provenance, sources: &SourceMap) -> String {
         Origin::Defaults { spread: Some(l) } => {
             format!("pod `tools-defaults`, spliced by `...` at {}:{}", sources.name(l.file), l.span.line)
         }
+        Origin::Wall => {
+            "the conversation wall (claw up grants its tools to a cllama agent whose Discord handle lists channels)".to_string()
+        }
     }
 }
 
@@ -188,6 +191,13 @@ fn granted_chain(g: &GrantedTool, d: &ServiceDescriptor, tool: &Tool, sources: &
                 }),
             }
         }
+        Origin::Wall => chain.push(Step {
+            step: "conversation wall",
+            at: grant_at.clone(),
+            text:
+                "this cllama agent's Discord handle lists channels, so claw up injects the conversation wall and grants it the wall's tools"
+                    .to_string(),
+        }),
     }
     let allow =
         if g.via.all { "gives all its tools (`allow: all` or a bare service name)".to_string() } else { format!("names `{}`", tool.name) };
@@ -196,7 +206,10 @@ fn granted_chain(g: &GrantedTool, d: &ServiceDescriptor, tool: &Tool, sources: &
     chain.push(Step {
         step: "descriptor",
         at: Some(sources.name(d.file).to_string()),
-        text: format!("version {} descriptor, from the {origin}", d.descriptor.version),
+        text: match d.origin {
+            crate::origin::OriginKind::BuiltIn => format!("version {} descriptor, built into claw up", d.descriptor.version),
+            _ => format!("version {} descriptor, from the {origin}", d.descriptor.version),
+        },
     });
     let exec = match &tool.transport {
         Transport::Http { method, path, .. } => format!("{method} {path}"),

@@ -378,6 +378,12 @@ pub(crate) fn describe_all(
         let input = describe::service::Input { loaded, runner };
         out.insert(name.clone(), describe::service::describe(&declared, input, &skills, sources, diags));
     }
+    for (name, injected) in &pod.builtins {
+        let declared = Declared::injected(name, injected);
+        let loaded = chain.describe(&Request::new(pod_dir, &declared, log));
+        let input = describe::service::Input { loaded, runner: None };
+        out.insert(name.clone(), describe::service::describe(&declared, input, &skills, sources, diags));
+    }
     out
 }
 

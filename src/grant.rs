@@ -365,12 +365,18 @@ impl<'a> Resolver<'a> {
         self.pod.base_url(service)
     }
 
-    /// The bearer token a consumer presents to `provider`, read from the consumer's own
-    /// `environment` (never the provider's). A variable declared there without a value
+    /// The bearer token a consumer presents to `provider`: projected by `claw up` for an
+    /// injected service's own agents, else read from the consumer's own `environment`
+    /// (never the provider's). A variable declared there without a value
     /// (`- VAR`, `VAR:`) is passed through, as Compose does: its value is the one `.env`
     /// or the environment clawc runs in gives it.
     fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &str, loc: Loc) -> Option<Token> {
         let var = desc.auth.as_ref()?.bearer_env()?;
+        if self.pod.builtins.get(provider).is_some_and(|b| b.projected.contains(&consumer.name)) {
+            // `claw up` makes this token when the pod starts and hands it to the agent
+            // itself: there is no value to read, only the reference to write.
+            return Some(Token { env: var.to_string(), value: None });
+        }
         let declared = consumer.environment.get(var);
         let passed_through = declared.is_some_and(|v| v.value.is_none());
         let raw = declared.and_then(|v| v.value.as_deref()).filter(|v| !v.trim().is_empty());

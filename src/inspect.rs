@@ -125,7 +125,7 @@ fn path(p: &Path, name: Option<&str>, sources: &mut SourceMap, diags: &mut Diagn
 }
 
 fn declared(name: String, loc: Loc) -> Declared {
-    Declared { name, loc, image: None, build: None, describe_file: None, stdio: None, sidecar: false, agent: false }
+    Declared { name, loc, image: None, build: None, describe_file: None, stdio: None, sidecar: false, agent: false, builtin: false }
 }
 
 /// A build context: its descriptor (`LABEL claw.describe` or `.claw-describe.json`) and

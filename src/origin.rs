@@ -7,6 +7,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OriginKind {
+    /// A descriptor `claw up` builds in for a service it injects (claw-api, claw-wall).
+    BuiltIn,
     CommandLine,
     DescribeFile,
     Discovered,
@@ -18,6 +20,7 @@ impl OriginKind {
     /// The kebab-case name used in the report and the lock.
     pub fn as_str(self) -> &'static str {
         match self {
+            OriginKind::BuiltIn => "built-in",
             OriginKind::CommandLine => "command-line",
             OriginKind::DescribeFile => "describe-file",
             OriginKind::Discovered => "discovered",

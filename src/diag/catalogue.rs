@@ -341,6 +341,15 @@ catalogue! {
         MULTI_PROXY = "clawc::pod::multi_proxy" (Pod, Error, Input)
             "The pod's agents use more than one cllama proxy type (Clawdapus runs one proxy type per pod)."
             "multi-proxy chaining not yet supported: found proxy types [passthrough policy]; Phase 4 supports one proxy type per pod";
+        REQUIRES_MASTER = "clawc::pod::requires_master" (Pod, Error, Input)
+            "`x-claw.principals`, or a service's `claw-api: self`, in a pod without `x-claw.master` (claw-api principals belong to the master)."
+            "service \"worker\": claw-api: self requires x-claw.master to be set";
+        RESERVED_SERVICE = "clawc::pod::reserved_service" (Pod, Error, Input)
+            "A pod service is named like a service `claw up` injects into this pod: `claw-api` (the pod has `x-claw.master` or `invoke`) or `claw-wall` (a cllama agent's Discord handle lists channels)."
+            "service name \"claw-api\" is reserved when claw-api auto-injection is active";
+        WALL_READER = "clawc::pod::wall_reader" (Pod, Error, Input)
+            "The conversation wall reads a Discord channel no claw-managed service can read: none has a `DISCORD_BOT_TOKEN` in its `environment` and the channel in its own Discord handle."
+            "conversation wall injection triggered but channel \"123\" has no eligible Discord reader token";
         BAD_TOOL_EXECUTION = "clawc::pod::bad_tool_execution" (Pod, Error, Input)
             "`tool-execution` is neither `native` nor `mediated`, or is `mediated` on a service without a cllama proxy."
             "service \"trader\": tool-execution is `mediated` but the service has no cllama proxy to mediate its tools";

@@ -12,12 +12,14 @@ use crate::pod::{FeedEntry, Pod, Role, Service};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Image references → whether their files are wanted (`false`: labels only). Files are
-/// not wanted when a file source that wins over the image describes the service.
+/// not wanted when a source that wins over the image describes the service (a file, or
+/// the descriptor `claw up` builds in for a service named `claw-wall`).
 pub(crate) fn references(pod: &Pod, overrides: &BTreeSet<String>) -> BTreeMap<String, bool> {
     let mut out: BTreeMap<String, bool> = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(image) = &svc.image else { continue };
-        let described_by_file = overrides.contains(name) || svc.claw.as_ref().is_some_and(|c| c.describe_file.is_some());
+        let described_by_file =
+            overrides.contains(name) || svc.claw.as_ref().is_some_and(|c| c.describe_file.is_some()) || name == crate::pod::CLAW_WALL;
         *out.entry(image.value.clone()).or_default() |= !described_by_file;
     }
     out

@@ -38,15 +38,49 @@ pub struct Pod {
     pub name: String,
     /// By name: the order of services in the YAML never matters.
     pub services: BTreeMap<String, Service>,
+    /// `x-claw.master` (trimmed), when set.
+    pub master: Option<String>,
+    /// The services `claw up` adds to this pod (claw-api, claw-wall), by name.
+    pub builtins: BTreeMap<String, Injected>,
 }
 
 impl Pod {
     /// How other containers reach `service`: `http://<service>:<first expose/ports entry,
-    /// default 80>` (the one place a base URL is made).
+    /// default 80>`, or the port an injected service listens on (the one place a base URL
+    /// is made).
     pub fn base_url(&self, service: &str) -> String {
+        if let Some(b) = self.builtins.get(service) {
+            return format!("http://{service}:{}", b.port);
+        }
         let port = self.services.get(service).and_then(|s| s.ports.first()).map_or("80", String::as_str);
         format!("http://{service}:{port}")
     }
+
+    /// A service other containers can reach: one of the pod's, or one `claw up` injects.
+    pub fn has_service(&self, service: &str) -> bool {
+        self.services.contains_key(service) || self.builtins.contains_key(service)
+    }
+}
+
+/// The governance API `claw up` injects into a pod with `x-claw.master` or any `invoke`.
+pub(crate) const CLAW_API: &str = "claw-api";
+/// The conversation wall `claw up` injects when a cllama agent's Discord handle lists channels.
+pub(crate) const CLAW_WALL: &str = "claw-wall";
+
+/// A service `claw up` adds to the pod (Clawdapus' auto-injection): not in the pod file,
+/// yet agents reach it and it has a built-in descriptor.
+#[derive(Clone, Debug)]
+pub struct Injected {
+    /// The port it listens on inside the pod.
+    pub port: String,
+    /// Why `claw up` injects it, as the report says (`x-claw.master`, …).
+    pub why: String,
+    /// What triggered it: where its problems are reported.
+    pub loc: Loc,
+    /// The services whose agents `claw up` hands this service's bearer token itself
+    /// (`service-auth/`): the master for claw-api, the wall's agents for claw-wall. The
+    /// token is made when the pod starts, so clawc writes a reference to it.
+    pub projected: std::collections::BTreeSet<String>,
 }
 
 /// `{claw_id}` in a feed name or path, replaced by the agent id (the one place it is).
@@ -153,7 +187,12 @@ impl Claw {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     Service,
-    Defaults { spread: Option<Loc> },
+    Defaults {
+        spread: Option<Loc>,
+    },
+    /// Added by `claw up`'s conversation wall: its tools for a cllama agent whose Discord
+    /// handle lists channels (the grant points at that handle).
+    Wall,
 }
 
 /// One `tools:` entry ("verb authority" over a service's tools).

@@ -13,6 +13,8 @@ use crate::sourcemap::{FileId, Loc};
 use crate::yaml::Node;
 use std::collections::BTreeMap;
 
+#[path = "builtin.rs"]
+mod builtin;
 #[path = "handles.rs"]
 mod handles;
 #[path = "include.rs"]
@@ -291,12 +293,15 @@ impl Cx<'_> {
                 services.insert(svc.value.clone(), s);
             }
         }
-        self.check_feed_sources(&services);
+        let master =
+            root.get("x-claw").and_then(|x| x.get("master")).and_then(Node::as_str).map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
+        self.check_feed_sources(&services, master.is_some());
         self.check_master(root, services_map);
         self.check_proxy_types(root, services_map, &services);
         self.check_placeholders(root, services_map, &services);
         self.check_handle_identities(root, &services);
-        Some(Pod { file: self.file, name, services })
+        let builtins = self.builtins(root, services_map, &mut services, master.as_deref());
+        Some(Pod { file: self.file, name, services, master, builtins })
     }
 
     /// Compose's rule for service names. Names become directories of the output
@@ -1066,13 +1071,15 @@ impl Cx<'_> {
         }
     }
 
-    /// Map-form feeds must name a pod service as their source.
-    fn check_feed_sources(&mut self, services: &BTreeMap<String, Service>) {
+    /// Map-form feeds must name a pod service as their source, or `claw-api` when the pod
+    /// has a master (as `claw up` checks before it injects anything).
+    fn check_feed_sources(&mut self, services: &BTreeMap<String, Service>, has_master: bool) {
         let mut errors = Vec::new();
         for (name, svc) in services {
             for feed in svc.claw.iter().flat_map(|c| &c.feeds) {
                 if let FeedEntry::Inline(f) = feed
                     && !services.contains_key(&f.source.value)
+                    && !(has_master && f.source.value == super::CLAW_API)
                 {
                     let msg = format!("service \"{name}\": feed \"{}\" targets unknown source \"{}\"", f.name, f.source.value);
                     let fallback = "name a service of this pod as the feed source";

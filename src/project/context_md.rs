@@ -172,7 +172,7 @@ pub(crate) fn render(
             if s.scheme != "service" {
                 return ctx;
             }
-            if pod.services.contains_key(&s.target) {
+            if pod.has_service(&s.target) {
                 ctx.url = Some(pod.base_url(&s.target));
             }
             if let Some(d) = reg.services.get(&s.target) {

@@ -145,7 +145,7 @@ impl Projected<'_> {
             version: 1,
             pod: &pod.name,
             agents: self.agents,
-            services: report::services_report(reg, sources),
+            services: report::services_report(pod, reg, sources),
             warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
         };
         let mut out = self.artifacts;

@@ -131,6 +131,9 @@ pub(crate) struct MemoryReport<'a> {
 #[derive(Serialize)]
 pub(crate) struct ServiceReport<'a> {
     pub name: &'a str,
+    /// Why `claw up` injects this service (it is not in the pod file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub injected: Option<&'a str>,
     pub descriptor: DescriptorReport<'a>,
 }
 
@@ -149,6 +152,7 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
         Origin::Service => ("service", None),
         Origin::Defaults { spread: None } => ("tools-defaults", None),
         Origin::Defaults { spread: Some(l) } => ("spread", Some(l.span.line)),
+        Origin::Wall => ("conversation-wall", None),
     };
     GrantReport {
         file: sources.name(via.grant.file).to_string(),
@@ -207,12 +211,13 @@ pub(crate) fn agent_report<'a>(
     }
 }
 
-pub(crate) fn services_report<'a>(reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
+pub(crate) fn services_report<'a>(pod: &'a crate::pod::Pod, reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {
     let by_name: BTreeMap<&str, _> = reg.services.iter().map(|(k, v)| (k.as_str(), v)).collect();
     by_name
         .into_iter()
         .map(|(name, d)| ServiceReport {
             name,
+            injected: pod.builtins.get(name).map(|b| b.why.as_str()),
             descriptor: DescriptorReport {
                 source: sources.name(d.file),
                 origin: &d.origin,

@@ -10,6 +10,7 @@
 //! sources ([`Declared`]), not a pod: `clawc describe PATH` builds one from a path.
 
 pub(crate) mod build_context;
+pub(crate) mod builtin;
 pub(crate) mod command_line;
 pub(crate) mod describe_file;
 pub(crate) mod diags;
@@ -89,6 +90,8 @@ pub(crate) struct Declared {
     pub sidecar: bool,
     /// An agent (its runner is looked up).
     pub agent: bool,
+    /// Described by the descriptor `claw up` builds in for this name (claw-api, claw-wall).
+    pub builtin: bool,
 }
 
 impl From<&Service> for Declared {
@@ -103,6 +106,26 @@ impl From<&Service> for Declared {
             stdio: s.claw.as_ref().and_then(|c| c.stdio.clone()),
             sidecar: role == Some(Role::McpStdio),
             agent: role == Some(Role::Agent),
+            // Clawdapus gives a service of the pod named claw-wall the wall's descriptor
+            // even when it injects no wall.
+            builtin: s.name == crate::pod::CLAW_WALL,
+        }
+    }
+}
+
+impl Declared {
+    /// A service `claw up` injects: described by its built-in descriptor only.
+    pub(crate) fn injected(name: &str, injected: &crate::pod::Injected) -> Self {
+        Declared {
+            name: name.to_string(),
+            loc: injected.loc,
+            image: None,
+            build: None,
+            describe_file: None,
+            stdio: None,
+            sidecar: false,
+            agent: false,
+            builtin: true,
         }
     }
 }
@@ -168,6 +191,7 @@ impl Sources {
     /// Clawdapus' order, with `--descriptor SERVICE=PATH` overrides first.
     pub(crate) fn standard(overrides: BTreeMap<String, PathBuf>, images: std::sync::Arc<crate::image::ImageSet>) -> Self {
         Sources(vec![
+            Box::new(builtin::BuiltIn),
             Box::new(command_line::CommandLine(overrides)),
             Box::new(describe_file::DescribeFile),
             Box::new(discovered::Discovered),
