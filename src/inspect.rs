@@ -190,12 +190,18 @@ fn image(
 /// that service described.
 fn service(name: &str, opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Described> {
     let (mut pod, _env, log) = crate::compile::read_pod(opts, sources, diags)?;
-    let Some(service) = pod.services.remove(name) else {
-        let help = crate::diag::suggest(name, pod.services.keys().map(String::as_str), "name a service of this pod");
+    // One of the pod's services, or one `claw up` injects into it (built in).
+    let service = pod.services.remove(name);
+    let builtin = pod.builtins.remove(name);
+    if service.is_none() && builtin.is_none() {
+        let names = pod.services.keys().chain(pod.builtins.keys()).map(String::as_str);
+        let help = crate::diag::suggest(name, names, "name a service of this pod");
         diags.push(Diagnostic::error(source_diags::UNKNOWN_SERVICE, format!("\"{name}\" is not a service of this pod")).help(help));
         return None;
-    };
-    let one = Pod { services: BTreeMap::from([(name.to_string(), service)]), ..pod };
+    }
+    let services = service.map(|s| BTreeMap::from([(name.to_string(), s)])).unwrap_or_default();
+    let builtins = builtin.map(|b| BTreeMap::from([(name.to_string(), b)])).unwrap_or_default();
+    let one = Pod { services, builtins, ..pod };
     let images = match crate::compile::read_images(opts, &one) {
         Ok(set) => Arc::new(set),
         Err(ds) => {
@@ -206,5 +212,6 @@ fn service(name: &str, opts: &Options, sources: &mut SourceMap, diags: &mut Diag
     let described = crate::compile::describe_all(&one, &pod_dir(&opts.pod), opts, &images, &log, sources, diags);
     let named = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&one, &images, &named));
-    described.into_values().next()
+    let mut described = described;
+    described.remove(name)
 }

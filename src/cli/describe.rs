@@ -184,7 +184,11 @@ fn to_text(d: &Described, sources: &crate::sourcemap::SourceMap, no_images: bool
         Some(p) if s.origin == crate::origin::OriginKind::CommandLine => p.display().to_string(),
         _ => sources.name(s.file).to_string(),
     };
-    let _ = writeln!(o, "  descriptor  version {}, from the {} `{name}`", desc.version, s.origin.as_str());
+    if s.origin == crate::origin::OriginKind::BuiltIn {
+        let _ = writeln!(o, "  descriptor  version {}, built into claw up (it injects this service)", desc.version);
+    } else {
+        let _ = writeln!(o, "  descriptor  version {}, from the {} `{name}`", desc.version, s.origin.as_str());
+    }
     if let Some(i) = &s.image {
         let _ = writeln!(o, "  image       {} ({})", i.reference, i.id);
     }
