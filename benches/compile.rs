@@ -82,6 +82,26 @@ fn median(pod_dir: &Path, runs: usize, write: bool) -> Duration {
     times[runs / 2]
 }
 
+/// The yardstick for compile + write: `cp -r` of the very tree clawc writes for this pod,
+/// into a fresh directory on the same file system (median of `runs`).
+fn copy_median(pod_dir: &Path, runs: usize) -> Duration {
+    let tree = scratch();
+    let opts = clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() };
+    let compiled = clawc::compile(&opts);
+    clawc::output::write::write_tree(tree.path(), compiled.artifacts.as_ref().unwrap(), &compiled.secrets).unwrap();
+    let once = || {
+        let to = scratch();
+        let start = Instant::now();
+        let ok = std::process::Command::new("cp").arg("-r").arg(tree.path()).arg(to.path().join("copy")).status().unwrap().success();
+        assert!(ok, "cp -r failed");
+        start.elapsed()
+    };
+    once();
+    let mut times: Vec<Duration> = (0..runs).map(|_| once()).collect();
+    times.sort();
+    times[runs / 2]
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--generate") {
@@ -107,9 +127,13 @@ fn main() {
     generate(small.path(), 30);
     generate(large.path(), 300);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut written = [Duration::ZERO; 2];
     for (label, write) in [("compile (in memory)", false), ("compile + write tree", true)] {
         let t1 = median(small.path(), 15, write);
         let t10 = median(large.path(), 5, write);
+        if write {
+            written = [t1, t10];
+        }
         println!(
             "{label:<22}  300 agent ids: {:>8.1} ms   3000 agent ids: {:>8.1} ms   ratio {:.2}",
             ms(t1),
@@ -117,4 +141,13 @@ fn main() {
             t10.as_secs_f64() / t1.as_secs_f64()
         );
     }
+    let c1 = copy_median(small.path(), 15);
+    let c10 = copy_median(large.path(), 5);
+    println!("{:<22}  300 agent ids: {:>8.1} ms   3000 agent ids: {:>8.1} ms", "cp -r of the output", ms(c1), ms(c10));
+    println!(
+        "{:<22}  300 agent ids: {:>8.2}      3000 agent ids: {:>8.2}",
+        "compile+write / cp -r",
+        written[0].as_secs_f64() / c1.as_secs_f64(),
+        written[1].as_secs_f64() / c10.as_secs_f64()
+    );
 }

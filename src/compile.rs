@@ -446,7 +446,7 @@ pub(crate) fn build(
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
         let tree = projected.with_report(&pod, &registry, sources, &warnings);
         // The report holds no token in either mode; scan it on its own.
-        let report = tree.0.get(crate::project::REPORT).map(|a| a.bytes.as_slice()).unwrap_or_default();
+        let report = tree.0.get(crate::project::REPORT).map(|a| &a.bytes[..]).unwrap_or_default();
         let report_leaks = secrets::scan_files([(crate::project::REPORT, report)], &secrets, sources, pod.file);
         diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
         if diags.has_errors() {

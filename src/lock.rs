@@ -130,7 +130,14 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: output_hash(a, built.secrets) }).collect(),
+        outputs: {
+            // A rendering shared by many agents is hashed once.
+            let mut hashes: std::collections::HashMap<(usize, bool), String> = std::collections::HashMap::new();
+            let mut hash = |a: &crate::artifact::Artifact| {
+                hashes.entry((a.bytes.as_ptr() as usize, a.secret)).or_insert_with(|| output_hash(a, built.secrets)).clone()
+            };
+            built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: hash(a) }).collect()
+        },
     };
     crate::artifact::json::to_go_json(&lock)
 }

@@ -122,8 +122,9 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
 
 /// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token). A leak is
 /// pointed at the input its value is found in (see [`origins`]); `pod` is the pod file.
+/// A rendering shared by several agents is scanned once, under its first path.
 pub(crate) fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
-    scan_files(redacted.0.iter().map(|(p, a)| (p.as_str(), a.bytes.as_slice())), secrets, inputs, pod)
+    scan_files(redacted.distinct().map(|(p, a)| (p, &a.bytes[..])), secrets, inputs, pod)
 }
 
 /// Scans files about to be written that must hold no token at all.

@@ -4,11 +4,14 @@
 pub(crate) mod json;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// One output file.
+/// One output file. Its bytes are shared: replicas of one service get one rendering of
+/// the files that do not depend on the agent id, and every pass that reads the tree
+/// (leak scan, lock hashes) reads each distinct rendering once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Artifact {
-    pub bytes: Vec<u8>,
+    pub bytes: Arc<[u8]>,
     /// Holds a literal secret: written with mode 0600.
     pub secret: bool,
 }
@@ -19,11 +22,17 @@ pub struct Artifact {
 pub struct ArtifactSet(pub BTreeMap<String, Artifact>);
 
 impl ArtifactSet {
-    pub fn insert(&mut self, path: impl Into<String>, bytes: Vec<u8>) {
-        self.0.insert(path.into(), Artifact { bytes, secret: false });
+    pub fn insert(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>) {
+        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret: false });
     }
 
-    pub fn insert_secret(&mut self, path: impl Into<String>, bytes: Vec<u8>, secret: bool) {
-        self.0.insert(path.into(), Artifact { bytes, secret });
+    pub fn insert_secret(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>, secret: bool) {
+        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret });
+    }
+
+    /// Each distinct rendering once (by identity, not content), with one of its paths.
+    pub fn distinct(&self) -> impl Iterator<Item = (&str, &Artifact)> {
+        let mut seen = std::collections::HashSet::new();
+        self.0.iter().filter(move |(_, a)| seen.insert((a.bytes.as_ptr() as usize, a.secret))).map(|(p, a)| (p.as_str(), a))
     }
 }

@@ -72,16 +72,16 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
             path: rel.clone(),
             kind: ChangeKind::Update,
             old: Vec::new(),
-            new: a.bytes.clone(),
+            new: a.bytes.to_vec(),
             found: Some(what.clone()),
         });
         return Ok(all.collect());
     }
     let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
-        let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.clone(), found };
+        let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
         match read(out, rel, disk::MAX_OUTPUT.max(a.bytes.len() as u64), &mut dirs)? {
-            Contents::Bytes(old) if old == a.bytes => {}
+            Contents::Bytes(old) if *old == *a.bytes => {}
             Contents::Bytes(old) => found.push(change(ChangeKind::Update, old, None)),
             Contents::Missing => found.push(change(ChangeKind::Create, Vec::new(), None)),
             Contents::TooLarge(n) => found.push(change(ChangeKind::Update, Vec::new(), Some(format!("a file of {n} bytes")))),

@@ -261,7 +261,7 @@ fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool 
 }
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
-    matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if b == a.bytes)
+    matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if *b == *a.bytes)
 }
 
 fn blocked(out: &Path, at: &str, kind: Kind) -> Diagnostic {

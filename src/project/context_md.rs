@@ -144,7 +144,7 @@ pub(crate) fn render(
     plan: &Plan,
     claw_type: Option<&str>,
     native: Option<&super::native::NativePlan>,
-) -> Vec<u8> {
+) -> String {
     // Handle skills first, by platform (the map is sorted), then surface skills in surface order.
     let mut skills: Vec<SkillCtx> =
         claw.handles.keys().map(|p| SkillCtx { name: format!("handle-{p}.md"), why: format!("{p} channel identity") }).collect();
@@ -250,9 +250,39 @@ pub(crate) fn render(
     let ctx =
         Ctx { pod: &pod.name, agent, claw_type, persona, surfaces, cllama, handles, feeds, skills, tools, tools_runner, memory, includes };
     let tmpl = env().get_template("CLAWDAPUS.md").expect("the bundled template is registered");
-    tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx)))
-        .expect("the bundled template renders every context")
-        .into_bytes()
+    tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx))).expect("the bundled template renders every context")
+}
+
+/// Stands in for the agent id in the one rendering replicas share: Private Use Area
+/// characters around a name, so it cannot be taken for any id.
+const STAND_IN: &str = "\u{E000}clawc-agent-id\u{E001}";
+
+/// `CLAWDAPUS.md` of each of `ids` (the replicas of one service, which differ only in
+/// the agent id): rendered once with a stand-in for the id, which is then replaced by each
+/// id. That is used only when it is provably the same as rendering each id: the first id's
+/// real rendering holds no `U+E000` (so every one in the shared rendering is a stand-in)
+/// and equals the shared one with the stand-in replaced; otherwise each id is rendered.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn render_replicas(
+    pod: &Pod,
+    reg: &Registry,
+    claw: &Claw,
+    ids: &[String],
+    plan: &Plan,
+    claw_type: Option<&str>,
+    native: Option<&super::native::NativePlan>,
+) -> Vec<Vec<u8>> {
+    let one = |id: &str| render(pod, reg, claw, id, plan, claw_type, native);
+    let Some((first_id, rest)) = ids.split_first() else { return Vec::new() };
+    let first = one(first_id);
+    if rest.is_empty() {
+        return vec![first.into_bytes()];
+    }
+    let shared = one(STAND_IN);
+    if first.contains('\u{E000}') || shared.replace(STAND_IN, first_id) != first {
+        return std::iter::once(first.into_bytes()).chain(rest.iter().map(|id| one(id).into_bytes())).collect();
+    }
+    std::iter::once(first.into_bytes()).chain(rest.iter().map(|id| shared.replace(STAND_IN, id).into_bytes())).collect()
 }
 
 fn handle_ctx<'a>(platform: &'a str, h: &'a Handle) -> HandleCtx<'a> {

@@ -24,6 +24,7 @@ use crate::registry::Registry;
 use crate::sourcemap::SourceMap;
 use native::NativePlan;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The report's path in the tree.
 pub(crate) const REPORT: &str = "report.json";
@@ -48,29 +49,28 @@ pub(crate) fn project<'a>(
     let mut agents = Vec::new();
     for (service, plan) in plans {
         let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
-        let mediated = !claw.cllama.is_empty();
+        let mediated = (!claw.cllama.is_empty()).then(|| ServiceFiles::render(reg, claw, plan, SecretMode::Redact));
         let native = natives.get(service);
-        for id in claw.agent_ids(service) {
+        let ids = claw.agent_ids(service);
+        let runner = reg.runners.get(service).map(|r| r.runner.as_str());
+        let mds = context_md::render_replicas(pod, reg, claw, &ids, plan, runner, native);
+        let tools = report::tools_report(plan, native, reg, sources);
+        for (id, md) in ids.into_iter().zip(mds) {
             let dir = format!("context/{id}");
             let mut files = Vec::new();
-            let mut put = |out: &mut ArtifactSet, name: &str, bytes: Vec<u8>, secret: bool| {
+            let mut put = |out: &mut ArtifactSet, name: &str, bytes: Arc<[u8]>, secret: bool| {
                 files.push(format!("{dir}/{name}"));
                 out.insert_secret(format!("{dir}/{name}"), bytes, secret);
             };
-            put(
-                &mut out,
-                "CLAWDAPUS.md",
-                context_md::render(pod, reg, claw, &id, plan, reg.runners.get(service).map(|r| r.runner.as_str()), native),
-                false,
-            );
-            if mediated {
-                for (name, bytes, secret) in mediated_files(reg, claw, &id, plan, SecretMode::Redact) {
+            put(&mut out, "CLAWDAPUS.md", md.into(), false);
+            if let Some(files) = &mediated {
+                for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Redact) {
                     put(&mut out, name, bytes, secret);
                 }
             }
             for s in claw.surfaces.iter().filter(|s| s.scheme == "service") {
                 if let Some(skill) = reg.services.get(&s.target).and_then(|d| d.skill.as_ref()) {
-                    put(&mut out, &format!("skills/{}", skill.name), skill.text.clone().into_bytes(), false);
+                    put(&mut out, &format!("skills/{}", skill.name), skill.text.as_bytes().into(), false);
                 }
             }
             if let Some(n) = native {
@@ -80,31 +80,52 @@ pub(crate) fn project<'a>(
                 }
             }
             files.sort();
-            agents.push(report::agent_report(&id, service, claw, plan, native, reg, sources, files));
+            agents.push(report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files));
         }
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
     Projected { artifacts: out, agents }
 }
 
-/// An agent's cllama files (tools unless they run natively, feeds, memory), the only
-/// context files that carry tokens: (name, bytes, whether it holds a literal token).
-fn mediated_files(reg: &Registry, claw: &Claw, id: &str, plan: &Plan, mode: SecretMode) -> Vec<(&'static str, Vec<u8>, bool)> {
-    let inline = mode == SecretMode::Inline;
-    let literal = |t: Option<&crate::grant::Token>| inline && t.is_some_and(|a| a.value.is_some());
-    let mut out = Vec::new();
-    if !plan.tools.is_empty() && claw.execution == crate::pod::Execution::Mediated {
-        let secret = plan.tools.iter().any(|t| literal(t.auth.as_ref()));
-        out.push(("tools.json", mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode), secret));
+/// A rendered file: its bytes (shared between the agents that have the same) and whether
+/// it holds a literal token.
+type Rendered = (Arc<[u8]>, bool);
+
+/// The cllama files of one service that do not depend on the agent id (tools unless they
+/// run natively, memory): rendered once and shared by every replica.
+struct ServiceFiles {
+    tools: Option<Rendered>,
+    memory: Option<Rendered>,
+}
+
+impl ServiceFiles {
+    fn render(reg: &Registry, claw: &Claw, plan: &Plan, mode: SecretMode) -> Self {
+        let inline = mode == SecretMode::Inline;
+        let literal = |t: Option<&crate::grant::Token>| inline && t.is_some_and(|a| a.value.is_some());
+        let tools = (!plan.tools.is_empty() && claw.execution == crate::pod::Execution::Mediated).then(|| {
+            let secret = plan.tools.iter().any(|t| literal(t.auth.as_ref()));
+            (mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode).into(), secret)
+        });
+        let memory = plan.memory.as_ref().map(|m| (mediated::memory_json(m, mode).into(), literal(m.auth.as_ref())));
+        ServiceFiles { tools, memory }
     }
-    if !plan.feeds.is_empty() {
-        let secret = plan.feeds.iter().any(|f| literal(f.auth.as_ref()));
-        out.push(("feeds.json", mediated::feeds_json(id, &plan.feeds, mode), secret));
+
+    /// Agent `id`'s cllama files, the only context files that carry tokens: (name, bytes,
+    /// whether it holds a literal token). `feeds.json` names the agent, so it is its own.
+    fn for_agent(&self, id: &str, plan: &Plan, mode: SecretMode) -> Vec<(&'static str, Arc<[u8]>, bool)> {
+        let mut out = Vec::with_capacity(3);
+        if let Some((bytes, secret)) = &self.tools {
+            out.push(("tools.json", bytes.clone(), *secret));
+        }
+        if !plan.feeds.is_empty() {
+            let secret = mode == SecretMode::Inline && plan.feeds.iter().any(|f| f.auth.as_ref().is_some_and(|a| a.value.is_some()));
+            out.push(("feeds.json", mediated::feeds_json(id, &plan.feeds, mode).into(), secret));
+        }
+        if let Some((bytes, secret)) = &self.memory {
+            out.push(("memory.json", bytes.clone(), *secret));
+        }
+        out
     }
-    if let Some(m) = &plan.memory {
-        out.push(("memory.json", mediated::memory_json(m, mode), literal(m.auth.as_ref())));
-    }
-    out
 }
 
 impl Projected<'_> {
@@ -130,8 +151,9 @@ impl Projected<'_> {
             if claw.cllama.is_empty() {
                 continue;
             }
+            let files = ServiceFiles::render(reg, claw, plan, SecretMode::Inline);
             for id in claw.agent_ids(service) {
-                for (name, bytes, secret) in mediated_files(reg, claw, &id, plan, SecretMode::Inline) {
+                for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Inline) {
                     self.artifacts.insert_secret(format!("context/{id}/{name}"), bytes, secret);
                 }
             }

@@ -30,7 +30,7 @@ pub(crate) struct AgentReport<'a> {
     /// The runner that loads its tools natively.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner: Option<&'static str>,
-    pub tools: Vec<ToolReport>,
+    pub tools: std::sync::Arc<[ToolReport]>,
     pub feeds: Vec<FeedReport<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryReport<'a>>,
@@ -164,19 +164,9 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn agent_report<'a>(
-    id: &str,
-    service: &'a str,
-    claw: &'a crate::pod::Claw,
-    plan: &'a Plan,
-    native: Option<&NativePlan>,
-    reg: &Registry,
-    sources: &SourceMap,
-    artifacts: Vec<String>,
-) -> AgentReport<'a> {
-    let tools = plan
-        .tools
+/// The report's tools of one agent service (its replicas share them).
+pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> std::sync::Arc<[ToolReport]> {
+    plan.tools
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
@@ -187,7 +177,21 @@ pub(crate) fn agent_report<'a>(
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Agent `id`'s entry; `tools` from [`tools_report`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn agent_report<'a>(
+    id: &str,
+    service: &'a str,
+    claw: &'a crate::pod::Claw,
+    plan: &'a Plan,
+    native: Option<&NativePlan>,
+    reg: &Registry,
+    tools: std::sync::Arc<[ToolReport]>,
+    artifacts: Vec<String>,
+) -> AgentReport<'a> {
     let feeds = plan
         .feeds
         .iter()

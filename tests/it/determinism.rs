@@ -148,3 +148,30 @@ fn the_bundled_example_output_is_committed_and_current() {
     }
     assert_eq!(tree(out.path()), tree(&expected), "run UPDATE_GOLDEN=1 cargo test and review the diff");
 }
+
+/// Replicas share one rendering of CLAWDAPUS.md with a stand-in for the agent id
+/// (U+E000 … U+E001). A pod whose own text holds that stand-in must still get each
+/// replica's own id, never another's and never the stand-in.
+#[test]
+fn replicas_get_their_own_id_even_when_the_pod_holds_the_stand_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let stand_in = "\u{E000}clawc-agent-id\u{E001}";
+    let pod = format!(
+        "x-claw:\n  pod: \"p{stand_in}\"\nservices:\n  bot:\n    image: x\n    x-claw:\n      count: 3\n      cllama: passthrough\n      feeds:\n        - {{name: \"f-{{claw_id}}\", source: api, path: \"/a/{{claw_id}}\", ttl: 5}}\n  api:\n    image: y\n"
+    );
+    std::fs::write(dir.path().join("claw-pod.yml"), pod).unwrap();
+    let ok = crate::harness::clawc()
+        .current_dir(dir.path())
+        .args(["compile", "claw-pod.yml", "-o", "out", "--images", "none"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    for i in 0..3 {
+        let md = std::fs::read_to_string(dir.path().join(format!("out/context/bot-{i}/CLAWDAPUS.md"))).unwrap();
+        assert!(md.contains(&format!("- **Service:** bot-{i}\n")), "{md}");
+        assert!(md.contains(&format!("- `f-bot-{i}` from `api`")), "{md}");
+        assert!(md.contains(&format!("- **Pod:** p{stand_in}\n")), "the pod's own text is kept as written: {md}");
+        assert_eq!(md.matches(stand_in).count(), 1, "{md}");
+    }
+}

@@ -202,7 +202,7 @@ fn hostile_trees_on_disk_never_break_a_promise() {
                 written += 1;
                 let now = snapshot(&out);
                 for (rel, a) in &artifacts.0 {
-                    assert_eq!(now.get(rel), Some(&('f', a.bytes.clone())), "round {round}: {rel} not written");
+                    assert_eq!(now.get(rel), Some(&('f', a.bytes.to_vec())), "round {round}: {rel} not written");
                 }
             }
             Err(d) => {
