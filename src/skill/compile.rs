@@ -1,0 +1,238 @@
+//! `clawc skill compile DIR`: the skill folder's tools checked, shadowed by the static
+//! tools, and (for a `tool-manifest.yaml`) rendered into the three files the Dynamic Skill
+//! Tools design writes beside the manifest:
+//!
+//! - `dynamic_tools.json`: the valid, unshadowed tools, normalised (aliases resolved,
+//!   timeout and retry merged), in manifest order;
+//! - `dynamic_tools.lock.json`: every file of the skill folder with its SHA-256, the
+//!   static tools compiled against and the compiler's version (no timestamps);
+//! - `dynamic_tools.report.json`: the counts, `valid`, `invalid` (with every reason) and
+//!   `shadowed` (with the static tool that wins).
+//!
+//! A folder with `tools.json` and no manifest is a Skill Tools package: it is validated
+//! and counted, and nothing is written (`tools.json` is itself what a runtime loads). A
+//! folder with both compiles the manifest and validates the package too (its errors fail
+//! the run; the counts and files are the manifest's). The output is deterministic: the
+//! same folder gives the same bytes whatever the order of its files on disk or of the keys
+//! in the manifest's mappings.
+
+use super::files::SkillDir;
+use super::manifest::{self, DynamicTool, Manifest};
+use super::{InvalidTool, codes, package};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::sourcemap::SourceMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The normalised tools.
+pub(crate) const DYNAMIC_TOOLS: &str = "dynamic_tools.json";
+/// The compile report.
+pub(crate) const REPORT: &str = "dynamic_tools.report.json";
+/// Source hashes and compile metadata.
+pub(crate) const LOCK: &str = "dynamic_tools.lock.json";
+/// The files `skill compile` owns in a skill folder, in the order they are replaced (the
+/// lock last: it says what the others were compiled from).
+pub(crate) const OUTPUTS: [&str; 3] = [DYNAMIC_TOOLS, REPORT, LOCK];
+
+/// The version of the three output formats (`schemas/dynamic-tools*.schema.json`).
+const FORMAT_VERSION: u32 = 1;
+
+/// What `skill compile` is asked.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub dir: &'a Path,
+    /// How diagnostics name the folder (`skills/weather/`; empty for `.`).
+    pub prefix: String,
+    /// The names the model sees for the static tools: a dynamic tool of one of these
+    /// names is shadowed.
+    pub static_tools: BTreeSet<String>,
+}
+
+/// The summary `skill compile` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Counts {
+    /// Valid tools that are not shadowed.
+    pub compiled_ok: usize,
+    pub invalid_tools: usize,
+    pub shadowed_tools: usize,
+}
+
+/// What was compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum What {
+    /// A `tool-manifest.yaml` (the three files are written).
+    Manifest,
+    /// A Skill Tools package alone (nothing is written).
+    Package,
+}
+
+/// The outcome: diagnostics (sorted), and on success the counts and the files to write.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub sources: SourceMap,
+    pub diagnostics: Diagnostics,
+    pub what: Option<What>,
+    /// `None` when an error stops the compile.
+    pub counts: Option<Counts>,
+    /// The folder (symlinks resolved) and the files to write there, by name.
+    pub outputs: Option<(PathBuf, Vec<(&'static str, Vec<u8>)>)>,
+}
+
+/// A shadowed dynamic tool and the static tool that wins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Shadowed {
+    name: String,
+    by: String,
+}
+
+pub(crate) fn compile(req: &Request<'_>) -> Compiled {
+    let mut sources = SourceMap::default();
+    let mut diags = Vec::new();
+    let finish = |sources: SourceMap, diags: Vec<Diagnostic>, what, counts, outputs| {
+        let diagnostics = Diagnostics(diags).sorted(&sources);
+        let failed = diagnostics.has_errors();
+        Compiled { diagnostics, what, counts: if failed { None } else { counts }, outputs: if failed { None } else { outputs }, sources }
+    };
+    let dir = match SkillDir::open(req.dir, &req.prefix) {
+        Ok(d) => d,
+        Err(d) => return finish(sources, vec![d], None, None, None),
+    };
+    let has_manifest = dir.has(super::TOOL_MANIFEST);
+    let has_package = dir.has(super::TOOLS_JSON);
+    if !has_manifest && !has_package {
+        let shown = if req.prefix.is_empty() { ".".to_string() } else { dir.shown("").trim_end_matches('/').to_string() };
+        let d = Diagnostic::error(
+            crate::source::diags::MISSING,
+            format!("`{shown}` holds neither {} nor {}", super::TOOL_MANIFEST, super::TOOLS_JSON),
+        )
+        .help("pass a skill folder with a tool-manifest.yaml (dynamic tools) or a tools.json (Skill Tools)");
+        return finish(sources, vec![d], None, None, None);
+    }
+    let package = if has_package {
+        let (p, ds) = package::load(&dir, &mut sources);
+        diags.extend(ds);
+        p
+    } else {
+        None
+    };
+    if !has_manifest {
+        let counts = package.map(|p| {
+            let shadowed = shadow(p.tools.iter().map(|t| (t.tool.name.as_str(), t.loc)), &req.static_tools, &mut diags);
+            Counts { compiled_ok: p.tools.len() - shadowed.len(), invalid_tools: p.invalid.len(), shadowed_tools: shadowed.len() }
+        });
+        return finish(sources, diags, Some(What::Package), counts, None);
+    }
+    let (manifest, ds) = manifest::load(&dir, &mut sources);
+    diags.extend(ds);
+    let Some(manifest) = manifest else { return finish(sources, diags, Some(What::Manifest), None, None) };
+    let shadowed = shadow(manifest.tools.iter().map(|t| (t.name.as_str(), t.loc)), &req.static_tools, &mut diags);
+    let counts = Counts {
+        compiled_ok: manifest.tools.len() - shadowed.len(),
+        invalid_tools: manifest.invalid.len(),
+        shadowed_tools: shadowed.len(),
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        return finish(sources, diags, Some(What::Manifest), None, None);
+    }
+    let skip: BTreeSet<String> = OUTPUTS.iter().map(|s| (*s).to_string()).collect();
+    let files = match dir.hash_all(&skip) {
+        Ok(f) => f,
+        Err(ds) => {
+            diags.extend(ds);
+            return finish(sources, diags, Some(What::Manifest), None, None);
+        }
+    };
+    let name = dir.name();
+    let kept: Vec<&DynamicTool> = manifest.tools.iter().filter(|t| !shadowed.iter().any(|s| s.name == t.name)).collect();
+    let outputs = vec![
+        (DYNAMIC_TOOLS, to_bytes(&dynamic_tools(&name, &manifest, &kept))),
+        (REPORT, to_bytes(&report(&name, counts, &kept, &manifest.invalid, &shadowed))),
+        (LOCK, to_bytes(&lock(&name, &req.static_tools, &files))),
+    ];
+    let real = dir.path().to_path_buf();
+    finish(sources, diags, Some(What::Manifest), Some(counts), Some((real, outputs)))
+}
+
+/// The dynamic tools named like a static tool, each with a warning.
+fn shadow<'t>(
+    tools: impl Iterator<Item = (&'t str, crate::sourcemap::Loc)>,
+    statics: &BTreeSet<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Shadowed> {
+    let mut out = Vec::new();
+    for (name, loc) in tools {
+        if let Some(by) = statics.get(name) {
+            let shown = crate::diag::printable(name);
+            diags.push(
+                Diagnostic::warning(codes::SHADOWED_TOOL, format!("dynamic tool \"{shown}\" is shadowed by the static tool \"{shown}\""))
+                    .at(loc)
+                    .help("static tools win on a name conflict; rename the dynamic tool if both are wanted"),
+            );
+            out.push(Shadowed { name: name.to_string(), by: by.clone() });
+        }
+    }
+    out
+}
+
+/// JSON with a 2-space indent and one trailing newline.
+fn to_bytes(v: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).expect("JSON values serialize");
+    out.push(b'\n');
+    out
+}
+
+fn dynamic_tools(skill: &str, manifest: &Manifest, kept: &[&DynamicTool]) -> Value {
+    json!({
+        "version": FORMAT_VERSION,
+        "skill": skill,
+        "manifest_version": manifest.version,
+        "tools": kept,
+    })
+}
+
+fn report(skill: &str, counts: Counts, kept: &[&DynamicTool], invalid: &[InvalidTool], shadowed: &[Shadowed]) -> Value {
+    let valid: Vec<Value> = kept
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "executor": t.executor.kind(),
+                "line": t.loc.span.line,
+                "column": t.loc.span.col,
+                "policy_from": t.origins,
+            })
+        })
+        .collect();
+    let invalid: Vec<Value> = invalid
+        .iter()
+        .map(|t| {
+            let reasons: Vec<Value> =
+                t.reasons.iter().map(|r| json!({"rule": r.rule, "message": r.message, "line": r.line, "column": r.column})).collect();
+            json!({"index": t.index, "name": t.name, "reasons": reasons})
+        })
+        .collect();
+    let shadowed: Vec<Value> = shadowed.iter().map(|s| json!({"name": s.name, "static_tool": s.by})).collect();
+    json!({
+        "version": FORMAT_VERSION,
+        "skill": skill,
+        "manifest": super::TOOL_MANIFEST,
+        "counts": counts,
+        "valid": valid,
+        "invalid": invalid,
+        "shadowed": shadowed,
+    })
+}
+
+fn lock(skill: &str, statics: &BTreeSet<String>, files: &BTreeMap<String, String>) -> Value {
+    let files: Vec<Value> = files.iter().map(|(path, sha)| json!({"path": path, "sha256": sha})).collect();
+    json!({
+        "version": FORMAT_VERSION,
+        "compiler": {"name": "clawc", "version": env!("CARGO_PKG_VERSION")},
+        "skill": skill,
+        "manifest": super::TOOL_MANIFEST,
+        "static_tools": statics,
+        "files": files,
+    })
+}
