@@ -93,7 +93,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("dynamic_tools.lock.json")).unwrap();
         let files = [("dynamic_tools.json", b"{}\n".to_vec()), ("dynamic_tools.lock.json", b"{}\n".to_vec())];
         let e = write(dir.path(), "", &files).unwrap_err();
-        assert_eq!(e.code.as_str(), "clawc::output::not_owned");
+        assert_eq!(e.code, codes::NOT_OWNED);
         assert!(!dir.path().join("dynamic_tools.json").exists());
     }
 }
