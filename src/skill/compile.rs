@@ -68,6 +68,9 @@ pub(crate) enum What {
     Package,
 }
 
+/// The files to write, by name, in the order they are replaced.
+pub(crate) type Files = Vec<(&'static str, Vec<u8>)>;
+
 /// The outcome: diagnostics (sorted), and on success the counts and the files to write.
 #[derive(Debug)]
 pub(crate) struct Compiled {
@@ -77,7 +80,7 @@ pub(crate) struct Compiled {
     /// `None` when an error stops the compile.
     pub counts: Option<Counts>,
     /// The folder (symlinks resolved) and the files to write there, by name.
-    pub outputs: Option<(PathBuf, Vec<(&'static str, Vec<u8>)>)>,
+    pub outputs: Option<(PathBuf, Files)>,
 }
 
 /// A shadowed dynamic tool and the static tool that wins.

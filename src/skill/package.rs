@@ -334,3 +334,42 @@ fn line_col_offset(text: &str, line: usize, col: usize) -> usize {
     let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (start + col.saturating_sub(1)).min(text.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn valid_tools_take_the_mcp_shape_with_required_in_declaration_order() {
+        let dir =
+            SkillDir::open(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/skills/count-words"), "count-words/").unwrap();
+        let mut sources = SourceMap::default();
+        let (package, diags) = load(&dir, &mut sources);
+        let package = package.expect("the fixture loads");
+        assert_eq!(package.name, "count-words");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(package.invalid.len(), 1);
+        assert_eq!(package.invalid[0].name.as_deref(), Some("Count-Lines"));
+        let tools: Vec<Value> = package.tools.iter().map(|t| serde_json::to_value(&t.tool).unwrap()).collect();
+        assert_eq!(
+            tools[0],
+            json!({
+                "name": "count_words",
+                "description": "Count the words in a text",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string", "description": "The text"},
+                        "mode": {"type": "string", "description": "How to split", "enum": ["spaces", "unicode"]},
+                        "limit": {"type": "number", "description": "Stop after this many"}
+                    },
+                    "required": ["text", "limit"]
+                }
+            })
+        );
+        assert_eq!(package.tools[0].script.as_deref(), Some("scripts/count_words.js"));
+        assert_eq!(package.tools[1].script, None, "no script: the runtime's stub");
+        assert_eq!(tools[1]["inputSchema"], json!({"type": "object", "properties": {}, "required": []}));
+    }
+}

@@ -63,7 +63,7 @@ mod tests {
     use super::*;
 
     fn inputs(names: &[&str]) -> BTreeSet<String> {
-        names.iter().map(|s| s.to_string()).collect()
+        names.iter().map(ToString::to_string).collect()
     }
 
     #[test]
