@@ -8,6 +8,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 compiled · 2 invalid input, nothing written · 3 I/O failure (`clawc skill compile --help` says more)."
+)]
 pub struct SkillArgs {
     #[command(subcommand)]
     command: SkillCommand,

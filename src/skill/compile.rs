@@ -85,9 +85,9 @@ pub(crate) struct Compiled {
 
 /// A shadowed dynamic tool and the static tool that wins.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Shadowed {
-    name: String,
-    by: String,
+pub(crate) struct Shadowed {
+    pub name: String,
+    pub by: String,
 }
 
 pub(crate) fn compile(req: &Request<'_>) -> Compiled {
@@ -158,8 +158,10 @@ pub(crate) fn compile(req: &Request<'_>) -> Compiled {
     finish(sources, diags, Some(What::Manifest), Some(counts), Some((real, outputs)))
 }
 
-/// The dynamic tools named like a static tool, each with a warning.
-fn shadow<'t>(
+/// The dynamic tools named like a static tool (by the name the model sees), each with a
+/// `clawc::skill::shadowed_tool` warning. The pod compile calls this with an agent's
+/// granted tools.
+pub(crate) fn shadow<'t>(
     tools: impl Iterator<Item = (&'t str, crate::sourcemap::Loc)>,
     statics: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
@@ -238,4 +240,74 @@ fn lock(skill: &str, statics: &BTreeSet<String>, files: &BTreeMap<String, String
         "static_tools": statics,
         "files": files,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic PRNG (xorshift), so failures reproduce.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n.max(1) as u64) as usize
+        }
+    }
+
+    const NOISE: &[&str] = &[
+        "{", "}", "[", "]", ":", "-", "&a", "*a", "<<", "{{", "}}", "{%", "\"", "'", "\n", "  ", "#", "null", "0", "-1", "é", ",", "..",
+        "/",
+    ];
+
+    fn mutate(text: &str, rng: &mut Rng) -> String {
+        let mut s: Vec<char> = text.chars().collect();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(s.len() + 1);
+            if rng.below(2) == 0 && at < s.len() {
+                let len = 1 + rng.below(8);
+                s.drain(at..(at + len).min(s.len()));
+            } else {
+                let noise: Vec<char> = NOISE[rng.below(NOISE.len())].chars().collect();
+                s.splice(at..at, noise);
+            }
+        }
+        s.into_iter().collect()
+    }
+
+    /// Thousands of random edits of the fixtures: every run ends in counts or in
+    /// diagnostics with a code, each renderable, never in a panic.
+    #[test]
+    fn mutated_skills_never_panic() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/skills");
+        let mut rng = Rng(0x5eed_c1a0);
+        for (skill, file) in [("weather", "tool-manifest.yaml"), ("count-words", "tools.json"), ("count-words", "SKILL.md")] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join(skill);
+            std::fs::create_dir_all(dir.join("scripts")).unwrap();
+            for e in std::fs::read_dir(root.join(skill).join("scripts")).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.join("scripts").join(e.file_name())).unwrap();
+            }
+            for f in ["SKILL.md", "tool-manifest.yaml", "tools.json"] {
+                if let Ok(t) = std::fs::read_to_string(root.join(skill).join(f)) {
+                    std::fs::write(dir.join(f), t).unwrap();
+                }
+            }
+            let original = std::fs::read_to_string(root.join(skill).join(file)).unwrap();
+            for _ in 0..300 {
+                std::fs::write(dir.join(file), mutate(&original, &mut rng)).unwrap();
+                let req = Request { dir: &dir, prefix: format!("{skill}/"), static_tools: ["alerts".to_string()].into() };
+                let out = compile(&req);
+                for d in &out.diagnostics.0 {
+                    let _ = format!("{:?}", d.to_report(&out.sources));
+                    let _ = d.to_json(&out.sources);
+                }
+                assert_eq!(out.counts.is_some(), !out.diagnostics.has_errors());
+            }
+        }
+    }
 }
