@@ -22,7 +22,6 @@ use super::{InvalidTool, codes, package};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::sourcemap::SourceMap;
 use serde::Serialize;
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -181,65 +180,131 @@ pub(crate) fn shadow<'t>(
     out
 }
 
-/// JSON with a 2-space indent and one trailing newline.
-fn to_bytes(v: &Value) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(v).expect("JSON values serialize");
+/// JSON with a 2-space indent and one trailing newline. Objects keep the field order of
+/// the structs below (the name first, as a reader looks for it); free-form JSON (an
+/// `input_schema`) has its keys sorted.
+fn to_bytes<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).expect("in-memory values serialize");
     out.push(b'\n');
     out
 }
 
-fn dynamic_tools(skill: &str, manifest: &Manifest, kept: &[&DynamicTool]) -> Value {
-    json!({
-        "version": FORMAT_VERSION,
-        "skill": skill,
-        "manifest_version": manifest.version,
-        "tools": kept,
-    })
+/// `dynamic_tools.json` (`schemas/dynamic-tools.schema.json`).
+#[derive(Serialize)]
+struct DynamicToolsFile<'a> {
+    version: u32,
+    skill: &'a str,
+    manifest_version: Option<&'a str>,
+    tools: &'a [&'a DynamicTool],
 }
 
-fn report(skill: &str, counts: Counts, kept: &[&DynamicTool], invalid: &[InvalidTool], shadowed: &[Shadowed]) -> Value {
-    let valid: Vec<Value> = kept
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "executor": t.executor.kind(),
-                "line": t.loc.span.line,
-                "column": t.loc.span.col,
-                "policy_from": t.origins,
-            })
-        })
-        .collect();
-    let invalid: Vec<Value> = invalid
-        .iter()
-        .map(|t| {
-            let reasons: Vec<Value> =
-                t.reasons.iter().map(|r| json!({"rule": r.rule, "message": r.message, "line": r.line, "column": r.column})).collect();
-            json!({"index": t.index, "name": t.name, "reasons": reasons})
-        })
-        .collect();
-    let shadowed: Vec<Value> = shadowed.iter().map(|s| json!({"name": s.name, "static_tool": s.by})).collect();
-    json!({
-        "version": FORMAT_VERSION,
-        "skill": skill,
-        "manifest": super::TOOL_MANIFEST,
-        "counts": counts,
-        "valid": valid,
-        "invalid": invalid,
-        "shadowed": shadowed,
-    })
+fn dynamic_tools<'a>(skill: &'a str, manifest: &'a Manifest, kept: &'a [&'a DynamicTool]) -> DynamicToolsFile<'a> {
+    DynamicToolsFile { version: FORMAT_VERSION, skill, manifest_version: manifest.version.as_deref(), tools: kept }
 }
 
-fn lock(skill: &str, statics: &BTreeSet<String>, files: &BTreeMap<String, String>) -> Value {
-    let files: Vec<Value> = files.iter().map(|(path, sha)| json!({"path": path, "sha256": sha})).collect();
-    json!({
-        "version": FORMAT_VERSION,
-        "compiler": {"name": "clawc", "version": env!("CARGO_PKG_VERSION")},
-        "skill": skill,
-        "manifest": super::TOOL_MANIFEST,
-        "static_tools": statics,
-        "files": files,
-    })
+/// `dynamic_tools.report.json` (`schemas/dynamic-tools-report.schema.json`).
+#[derive(Serialize)]
+struct ReportFile<'a> {
+    version: u32,
+    skill: &'a str,
+    manifest: &'static str,
+    counts: Counts,
+    valid: Vec<ValidEntry<'a>>,
+    invalid: Vec<InvalidEntry<'a>>,
+    shadowed: Vec<ShadowedEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct ValidEntry<'a> {
+    name: &'a str,
+    executor: &'static str,
+    line: u32,
+    column: u32,
+    policy_from: super::policy::Origins,
+}
+
+#[derive(Serialize)]
+struct InvalidEntry<'a> {
+    index: usize,
+    name: Option<&'a str>,
+    reasons: Vec<ReasonEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct ReasonEntry<'a> {
+    rule: &'static str,
+    message: &'a str,
+    line: u32,
+    column: u32,
+}
+
+#[derive(Serialize)]
+struct ShadowedEntry<'a> {
+    name: &'a str,
+    static_tool: &'a str,
+}
+
+fn report<'a>(
+    skill: &'a str,
+    counts: Counts,
+    kept: &[&'a DynamicTool],
+    invalid: &'a [InvalidTool],
+    shadowed: &'a [Shadowed],
+) -> ReportFile<'a> {
+    let valid = kept
+        .iter()
+        .map(|t| ValidEntry {
+            name: &t.name,
+            executor: t.executor.kind(),
+            line: t.loc.span.line,
+            column: t.loc.span.col,
+            policy_from: t.origins,
+        })
+        .collect();
+    let invalid = invalid
+        .iter()
+        .map(|t| InvalidEntry {
+            index: t.index,
+            name: t.name.as_deref(),
+            reasons: t.reasons.iter().map(|r| ReasonEntry { rule: r.rule, message: &r.message, line: r.line, column: r.column }).collect(),
+        })
+        .collect();
+    let shadowed = shadowed.iter().map(|s| ShadowedEntry { name: &s.name, static_tool: &s.by }).collect();
+    ReportFile { version: FORMAT_VERSION, skill, manifest: super::TOOL_MANIFEST, counts, valid, invalid, shadowed }
+}
+
+/// `dynamic_tools.lock.json` (`schemas/dynamic-tools-lock.schema.json`).
+#[derive(Serialize)]
+struct LockFile<'a> {
+    version: u32,
+    compiler: Compiler,
+    skill: &'a str,
+    manifest: &'static str,
+    static_tools: &'a BTreeSet<String>,
+    files: Vec<LockedFile<'a>>,
+}
+
+#[derive(Serialize)]
+struct Compiler {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct LockedFile<'a> {
+    path: &'a str,
+    sha256: &'a str,
+}
+
+fn lock<'a>(skill: &'a str, statics: &'a BTreeSet<String>, files: &'a BTreeMap<String, String>) -> LockFile<'a> {
+    LockFile {
+        version: FORMAT_VERSION,
+        compiler: Compiler { name: "clawc", version: env!("CARGO_PKG_VERSION") },
+        skill,
+        manifest: super::TOOL_MANIFEST,
+        static_tools: statics,
+        files: files.iter().map(|(path, sha256)| LockedFile { path, sha256 }).collect(),
+    }
 }
 
 #[cfg(test)]
