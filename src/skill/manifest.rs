@@ -194,7 +194,7 @@ pub(crate) fn load(dir: &SkillDir, sources: &mut SourceMap) -> (Option<Manifest>
     if diags.iter().any(Diagnostic::is_error) {
         return (None, diags);
     }
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen: BTreeMap<String, (usize, Loc)> = BTreeMap::new();
     let mut budget = schema::PATTERN_BUDGET;
     let mut valid = Vec::new();
     let mut invalid = Vec::new();
@@ -259,7 +259,7 @@ fn check_tool(
     node: &Node,
     i: usize,
     runtime: Partial,
-    seen: &mut BTreeMap<String, usize>,
+    seen: &mut BTreeMap<String, (usize, Loc)>,
     budget: &mut usize,
     problems: &mut ToolProblems,
 ) -> Option<DynamicTool> {
@@ -314,7 +314,7 @@ fn check_tool(
     };
     if let Some(n) = name_node.and_then(scalar) {
         match seen.get(n) {
-            Some(first) => {
+            Some(&(first, first_loc)) => {
                 let msg = format!("the name is declared twice; the first, tools[{first}], is kept");
                 problems.add(
                     "duplicate",
@@ -322,9 +322,10 @@ fn check_tool(
                     name_node.map_or(node.loc, |n| n.loc),
                     "tool names are unique within a manifest: rename or remove this one",
                 );
+                problems.also(first_loc, "first declared here");
             }
             None => {
-                seen.insert(n.to_string(), i);
+                seen.insert(n.to_string(), (i, name_node.map_or(node.loc, |n| n.loc)));
             }
         }
     }

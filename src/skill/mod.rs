@@ -85,11 +85,13 @@ pub(crate) struct ToolProblems {
     index: usize,
     name: Option<String>,
     found: Vec<(&'static str, String, crate::sourcemap::Loc, String)>,
+    /// Secondary locations by problem index ("first declared here").
+    related: Vec<(usize, crate::sourcemap::Loc, &'static str)>,
 }
 
 impl ToolProblems {
     pub(crate) fn new(index: usize) -> Self {
-        ToolProblems { index, name: None, found: Vec::new() }
+        ToolProblems { index, name: None, found: Vec::new(), related: Vec::new() }
     }
 
     /// The tool's name as written, once known (messages name the tool by it).
@@ -100,6 +102,13 @@ impl ToolProblems {
     /// A broken `rule`: what is wrong, where, and how to fix it.
     pub(crate) fn add(&mut self, rule: &'static str, message: impl Into<String>, loc: crate::sourcemap::Loc, help: impl Into<String>) {
         self.found.push((rule, message.into(), loc, help.into()));
+    }
+
+    /// Adds a secondary location with its label to the last problem added.
+    pub(crate) fn also(&mut self, loc: crate::sourcemap::Loc, label: &'static str) {
+        if let Some(last) = self.found.len().checked_sub(1) {
+            self.related.push((last, loc, label));
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -119,10 +128,13 @@ impl ToolProblems {
         }
         let label = InvalidTool::label(self.index, self.name.as_deref());
         let mut reasons = Vec::new();
-        for (rule, message, loc, help) in self.found {
-            let d = crate::diag::Diagnostic::warning(codes::INVALID_TOOL, format!("{label} is skipped: rule `{rule}`: {message}"))
+        for (i, (rule, message, loc, help)) in self.found.into_iter().enumerate() {
+            let mut d = crate::diag::Diagnostic::warning(codes::INVALID_TOOL, format!("{label} is skipped: rule `{rule}`: {message}"))
                 .at(loc)
                 .help(help);
+            for (_, at, text) in self.related.iter().filter(|(p, _, _)| *p == i) {
+                d = d.also(*at, *text);
+            }
             diags.push(d);
             reasons.push(Reason { rule, message, line: loc.span.line, column: loc.span.col });
         }

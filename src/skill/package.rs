@@ -110,7 +110,7 @@ pub(crate) fn load(dir: &SkillDir, sources: &mut SourceMap) -> (Option<Package>,
         return (None, diags);
     }
     let mut locator = Locator::new(src);
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen: BTreeMap<String, (usize, Loc)> = BTreeMap::new();
     let mut tools = Vec::new();
     let mut invalid = Vec::new();
     let mut budget = schema::PATTERN_BUDGET;
@@ -214,7 +214,7 @@ fn check_tool(
     dir: &SkillDir,
     item: &Json,
     i: usize,
-    seen: &mut BTreeMap<String, usize>,
+    seen: &mut BTreeMap<String, (usize, Loc)>,
     budget: &mut usize,
     problems: &mut ToolProblems,
     at: &mut impl FnMut(&[Seg]) -> Loc,
@@ -266,12 +266,13 @@ fn check_tool(
     };
     if let Some(Json::String(n)) = item.get("name") {
         match seen.get(n) {
-            Some(first) => {
+            Some(&(first, first_loc)) => {
                 let msg = format!("the name is declared twice; the first, tools[{first}], is kept");
                 problems.add("duplicate", msg, at(&key("name")), "tool names are unique within tools.json: rename or remove this one");
+                problems.also(first_loc, "first declared here");
             }
             None => {
-                seen.insert(n.clone(), i);
+                seen.insert(n.clone(), (i, at(&key("name"))));
             }
         }
     }
