@@ -97,10 +97,11 @@ fn the_weather_manifest_compiles_with_aliases_defaults_and_shadowing() {
     let w = r.assert_error("clawc::skill::invalid_tool", "tool \"radar\" is skipped: rule `template`");
     assert_eq!((w["file"].as_str(), w["line"].as_u64()), (Some("weather/tool-manifest.yaml"), Some(47)));
     assert!(w["message"].as_str().unwrap().contains("reads `cty`, which is neither an input property (city) nor a built-in"), "{w}");
-    r.assert_error(
+    let dup = r.assert_error(
         "clawc::skill::invalid_tool",
         "tool \"get_weather\" is skipped: rule `duplicate`: the name is declared twice; the first, tools[0], is kept",
     );
+    assert_eq!(dup["related"], json!([{"file": "weather/tool-manifest.yaml", "line": 8, "column": 11, "label": "first declared here"}]));
 
     let tools = read_json(&dir, "dynamic_tools.json");
     assert_eq!(tools["skill"], "weather");
