@@ -32,6 +32,14 @@ impl Json {
         }
     }
 
+    /// The first key an object gives twice (JSON parsers disagree on which value wins:
+    /// `serde_json` and JavaScript take the last, this type's [`Json::get`] the first).
+    pub(crate) fn duplicate_key(&self) -> Option<&str> {
+        let Json::Object(entries) = self else { return None };
+        let mut seen = std::collections::HashSet::new();
+        entries.iter().map(|(k, _)| k.as_str()).find(|k| !seen.insert(*k))
+    }
+
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => Some(s),
@@ -125,6 +133,8 @@ mod tests {
         let Json::Object(entries) = &j else { panic!() };
         assert_eq!(entries.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["b", "a", "b"]);
         assert_eq!(j.to_value(), serde_json::json!({"a": [true, null, "x", 1.5], "b": 2}));
+        assert_eq!(j.duplicate_key(), Some("b"));
+        assert_eq!(Json::parse(r#"{"a": 1}"#).unwrap().duplicate_key(), None);
         let deep = "[".repeat(100_000);
         assert!(Json::parse(&deep).is_err());
     }

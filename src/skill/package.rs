@@ -232,6 +232,10 @@ fn check_tool(
         problems.named(n);
     }
     let key = |k: &str| vec![Seg::Key(k.to_string())];
+    if let Some(k) = item.duplicate_key() {
+        let msg = format!("the key `{}` is given twice (JSON parsers disagree on which one wins)", crate::diag::printable(k));
+        problems.add("shape", msg, at(&[]), "give each key once");
+    }
     for (k, _) in fields {
         if let Some(meant) = crate::diag::within_edits(k, TOOL_KEYS.iter().copied(), 2) {
             let msg = format!("`{}` looks like `{meant}` misspelt", crate::diag::printable(k));

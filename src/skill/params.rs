@@ -69,6 +69,10 @@ pub(crate) fn input_schema(parameters: Option<&Json>) -> Result<Value, Vec<Probl
             continue;
         };
         let before = problems.len();
+        if let Some(k) = def.duplicate_key() {
+            let msg = format!("parameter \"{shown}\": the key `{}` is given twice", crate::diag::printable(k));
+            problems.push((msg, at(None)));
+        }
         for (k, _) in fields {
             if !KEYS.contains(&k.as_str()) {
                 problems.push((
@@ -218,6 +222,7 @@ mod tests {
             (r#"{"a": {"type": "string", "description": "a"}, "a": {"type": "string", "description": "a"}}"#, "declared twice"),
             (r#"{"__workDir": {"type": "string", "description": "a"}}"#, "reserved"),
             (r#"{"a": "string"}"#, "must be an object with"),
+            (r#"{"a": {"type": "string", "type": "number", "description": "a"}}"#, "the key `type` is given twice"),
         ] {
             let e = schema(params).unwrap_err();
             assert!(e.iter().any(|m| m.contains(part)), "{params}: {e:?}");

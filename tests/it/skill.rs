@@ -743,6 +743,7 @@ fn every_invalid_package_tool_is_a_warning_and_skipped() {
         ),
         (r#"{"name": "t", "description": "d", "paramters": {}}"#, "rule `misspelt_key`: `paramters` looks like `parameters` misspelt", "t"),
         (r#""t""#, "rule `shape`: tools[1] is a string, not an object", "tools[1]"),
+        (r#"{"name": "t", "description": "d", "name": "u"}"#, "rule `shape`: the key `name` is given twice", "t"),
     ];
     for (tool, part, label) in cases {
         let (_t, dir) = package("p", &format!("[{{\"name\": \"ok\", \"description\": \"fine\", \"script\": \"scripts/t.py\"}},\n {tool}]"));
