@@ -1,7 +1,8 @@
 //! Writing `skill compile`'s files beside the manifest, as the output layer writes a
-//! compiled tree: nothing is written unless every file can be; each file is staged in a
-//! temporary file of the folder (`O_CREAT | O_EXCL`, mode 0644) and renamed over its name,
-//! so a reader sees the old file or the new one, never half of one. A rename replaces the
+//! compiled tree: every file is staged in a temporary file of the folder (`O_CREAT |
+//! O_EXCL`, mode 0644, synced) before the first is renamed over its name, so a failure to
+//! write leaves the old files, and a reader sees an old file or a new one, never half of
+//! one. The lock is renamed last. A rename replaces the
 //! entry itself: a symlink planted at an output name is replaced, never written through.
 //! A directory at an output name is refused before anything is written. A file whose bytes
 //! are already right is left alone.
