@@ -370,7 +370,7 @@ catalogue! {
             "An input named by the pod, a descriptor or the command line does not exist."
             "pod file `claw-pod.yml` does not exist";
         PATH_ESCAPE = "clawc::source::path_escape" (Source, Error, Input)
-            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), or is a symlink loop."
+            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), a file of a skill folder outside the folder, or is a symlink loop."
             "`../../etc/passwd` resolves outside the input root `/repo`";
         NO_SIDECAR_DESCRIPTOR = "clawc::source::no_sidecar_descriptor" (Source, Error, Input)
             "A stdio MCP sidecar has no descriptor snapshot."

@@ -104,7 +104,7 @@ pub(crate) fn compile(req: &Request<'_>) -> Compiled {
     let has_manifest = dir.has(super::TOOL_MANIFEST);
     let has_package = dir.has(super::TOOLS_JSON);
     if !has_manifest && !has_package {
-        let shown = if req.prefix.is_empty() { ".".to_string() } else { dir.shown("").trim_end_matches('/').to_string() };
+        let shown = dir.shown_dir();
         let d = Diagnostic::error(
             crate::source::diags::MISSING,
             format!("`{shown}` holds neither {} nor {}", super::TOOL_MANIFEST, super::TOOLS_JSON),

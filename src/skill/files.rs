@@ -69,6 +69,14 @@ impl SkillDir {
         &self.real
     }
 
+    /// How diagnostics name the folder itself (`skills/weather`, or `.`).
+    pub(crate) fn shown_dir(&self) -> String {
+        match self.prefix.trim_end_matches('/') {
+            "" => ".".to_string(),
+            d => crate::diag::printable(d),
+        }
+    }
+
     /// How diagnostics name the folder-relative path `rel`.
     pub(crate) fn shown(&self, rel: &str) -> String {
         crate::diag::printable(&format!("{}{rel}", self.prefix))
@@ -171,7 +179,7 @@ impl SkillDir {
                         if depth + 1 > MAX_DEPTH {
                             errors.push(too_large(format!(
                                 "the skill folder `{}` nests deeper than {MAX_DEPTH} directories (at `{}`)",
-                                self.shown(""),
+                                self.shown_dir(),
                                 self.shown(&rel)
                             )));
                             return Err(errors);
@@ -216,7 +224,7 @@ impl SkillDir {
                     }
                 };
                 if out.len() >= MAX_FILES {
-                    errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_FILES} files", self.shown(""))));
+                    errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_FILES} files", self.shown_dir())));
                     return Err(errors);
                 }
                 let known = self.read.borrow().get(&rel).cloned();
@@ -252,7 +260,7 @@ impl SkillDir {
                     },
                 };
                 if total > MAX_TOTAL_BYTES {
-                    errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_TOTAL_BYTES} bytes", self.shown(""))));
+                    errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_TOTAL_BYTES} bytes", self.shown_dir())));
                     return Err(errors);
                 }
                 out.insert(rel, sha);

@@ -136,8 +136,10 @@ pub(crate) fn load(dir: &SkillDir, sources: &mut SourceMap) -> (Option<Package>,
 
 /// The folder name rules, and `SKILL.md`'s frontmatter `name` equal to the folder's.
 fn check_skill_md(dir: &SkillDir, name: &str, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) {
-    let folder = dir.shown("");
-    let folder = if folder.is_empty() { name.to_string() } else { folder.trim_end_matches('/').to_string() };
+    let folder = match dir.shown_dir().as_str() {
+        "." => crate::diag::printable(name),
+        d => d.to_string(),
+    };
     if let Some(why) = names::skill_name_problem(name) {
         diags.push(
             Diagnostic::error(

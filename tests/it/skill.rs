@@ -556,6 +556,26 @@ fn hostile_files_are_refused_with_a_diagnostic() {
 }
 
 #[test]
+fn a_folder_too_large_to_lock_is_refused() {
+    let (_a, deep) = manifest(&format!("tools:\n{GOOD_TOOL}"));
+    let nested: PathBuf = (0..33).map(|i| format!("d{i}")).collect();
+    write(&deep.join(nested).join("x.txt"), b"x");
+    let r = compile(&deep, &[]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    r.assert_error("clawc::skill::too_large", "the skill folder `s` nests deeper than 32 directories (at `s/d0/d1/");
+    assert_nothing_written(&deep);
+    let (_b, many) = manifest(&format!("tools:\n{GOOD_TOOL}"));
+    std::fs::create_dir(many.join("refs")).unwrap();
+    for i in 0..10_000 {
+        std::fs::write(many.join("refs").join(i.to_string()), "").unwrap();
+    }
+    let r = compile(&many, &[]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    r.assert_error("clawc::skill::too_large", "the skill folder `s` holds more than 10000 files");
+    assert_nothing_written(&many);
+}
+
+#[test]
 fn symlinks_out_of_the_folder_are_refused() {
     // The manifest itself is a symlink out of the folder.
     let (tmp, dir) = manifest("tools: []\n");
