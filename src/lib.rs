@@ -44,6 +44,7 @@ pub(crate) mod project;
 pub(crate) mod registry;
 pub(crate) mod runner;
 pub(crate) mod secrets;
+pub(crate) mod skill;
 pub(crate) mod source;
 pub(crate) mod sourcemap;
 pub(crate) mod yaml;

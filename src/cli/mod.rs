@@ -9,6 +9,7 @@ mod explain;
 mod inputs;
 mod merge;
 mod report;
+mod skill;
 mod who_can;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -42,6 +43,8 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)
     Compat(compat::CompatArgs),
+    /// Skill folders that bring tools: `clawc skill compile DIR` checks a Skill Tools package or compiles a tool-manifest.yaml (docs/skills.md)
+    Skill(skill::SkillArgs),
     /// The effective settings for a pod and where each came from: a flag, a CLAWC_* variable, clawc.toml or the default (docs/config.md)
     Config(config::ConfigArgs),
     /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
@@ -115,6 +118,7 @@ pub fn run() -> i32 {
         Command::Merge(args) => merge::run(args),
         Command::Compat(args) => compat::run(args),
         Command::Config(args) => config::run(args),
+        Command::Skill(args) => skill::run(args),
         Command::ExplainCode { code } => explain_code(&code),
     }
 }

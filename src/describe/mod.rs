@@ -5,7 +5,7 @@ mod decode;
 pub(crate) mod diags;
 pub(crate) mod json_span;
 pub(crate) mod merge;
-mod schema;
+pub(crate) mod schema;
 pub(crate) mod service;
 pub(crate) mod snapshot;
 pub(crate) mod tool_name;

@@ -26,14 +26,14 @@ const KNOWN_DRAFTS: &[&str] = &[
 ];
 
 /// A problem inside the schema: where (relative to the schema) and what.
-pub(super) struct SchemaProblem {
+pub(crate) struct SchemaProblem {
     pub path: Vec<Seg>,
     pub message: String,
 }
 
 /// `budget`: bytes of pattern matches this descriptor may still compile (see
 /// [`PATTERN_BUDGET`]); each accepted pattern spends what it can match.
-pub(super) fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
+pub(crate) fn check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem> {
     let key: [u8; 32] = Sha256::digest(serde_json::to_vec(schema).expect("a JSON value serializes")).into();
     if VALID.lock().is_ok_and(|set| set.contains(&key)) {
         return Ok(());
@@ -80,7 +80,7 @@ fn compile_check(schema: &Value, budget: &mut usize) -> Result<(), SchemaProblem
 const MAX_PATTERN_MATCH: usize = 16 * 1024;
 /// What all patterns of one descriptor may match together, so that many tools cannot add
 /// up what one pattern may not.
-pub(super) const PATTERN_BUDGET: usize = 256 * 1024;
+pub(crate) const PATTERN_BUDGET: usize = 256 * 1024;
 /// Largest `{n}` / `{n,m}` bound in a pattern the Rust regex parser cannot read (one with
 /// ECMA-262 lookaround or backreferences).
 const MAX_REPEAT: u64 = 1000;

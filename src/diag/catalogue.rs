@@ -21,6 +21,7 @@ pub enum Pass {
     Source,
     Image,
     Describe,
+    Skill,
     Register,
     Grant,
     Project,
@@ -33,7 +34,7 @@ pub enum Pass {
 
 impl Pass {
     /// In the order the driver runs them (the order of `docs/diagnostics.md`).
-    pub const ALL: [Pass; 16] = [
+    pub const ALL: [Pass; 17] = [
         Pass::Config,
         Pass::Parse,
         Pass::Env,
@@ -42,6 +43,7 @@ impl Pass {
         Pass::Source,
         Pass::Image,
         Pass::Describe,
+        Pass::Skill,
         Pass::Register,
         Pass::Grant,
         Pass::Project,
@@ -62,6 +64,7 @@ impl Pass {
             Pass::Source => "source",
             Pass::Image => "image",
             Pass::Describe => "describe",
+            Pass::Skill => "skill",
             Pass::Register => "register",
             Pass::Grant => "grant",
             Pass::Project => "project",
@@ -85,6 +88,9 @@ impl Pass {
             Pass::Source => "Finding and reading inputs: the pod, descriptors, snapshots, skills.",
             Pass::Image => "Reading descriptors, snapshots and skills out of images (see [images.md](images.md)).",
             Pass::Describe => "The rules of a service descriptor (`.claw-describe.json`, version 1 or 2).",
+            Pass::Skill => {
+                "Skill folders that bring tools: a Skill Tools package (`tools.json`) and a `tool-manifest.yaml`, as `clawc skill compile` checks them (see [skills.md](skills.md))."
+            }
             Pass::Register => "Registering every descriptor into the pod-global registry.",
             Pass::Grant => "Resolving each agent's tool, feed and memory grants against the registry.",
             Pass::Project => "Writing each native agent's runner configuration (see [runners.md](runners.md)).",
@@ -373,7 +379,7 @@ catalogue! {
             "An input named by the pod, a descriptor or the command line does not exist."
             "pod file `claw-pod.yml` does not exist";
         PATH_ESCAPE = "clawc::source::path_escape" (Source, Error, Input)
-            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), or is a symlink loop."
+            "An input resolves outside the input root, a label path or skill outside its build context (a skill of a service without one: outside its descriptor's directory), a file of a skill folder outside the folder, or is a symlink loop."
             "`../../etc/passwd` resolves outside the input root `/repo`";
         NO_SIDECAR_DESCRIPTOR = "clawc::source::no_sidecar_descriptor" (Source, Error, Input)
             "A stdio MCP sidecar has no descriptor snapshot."
@@ -485,6 +491,25 @@ catalogue! {
         AUTH = "clawc::describe::auth" (Describe, Error, Input)
             "The descriptor's `auth` block has an unsupported type or lacks a field it needs."
             "auth.type \"basic\" is unsupported";
+    }
+
+    /// `crate::skill::codes`.
+    mod skill {
+        INVALID_PACKAGE = "clawc::skill::invalid_package" (Skill, Error, Input)
+            "A Skill Tools package as a whole is broken: a folder name the Agent Skills rules refuse or that differs from the `name` in `SKILL.md`'s frontmatter, no `SKILL.md` (or no frontmatter `name`), `tools.json` that is not JSON or not an array, or over 10,000 tools. The message names the file."
+            "`tools.json` is not an array of tools (it is an object)";
+        INVALID_TOOL = "clawc::skill::invalid_tool" (Skill, Warning, Input)
+            "One tool of a `tools.json` or a `tool-manifest.yaml` breaks a rule (the message names the tool and the rule: shape, name, description, duplicate, script, parameters, input_schema, executor, template, timeout, retry, misspelt_key). The tool is skipped; the rest load."
+            "tool \"Get-Weather\" is skipped: rule `name`: the name \"Get-Weather\" must match ^[a-z][a-z0-9_]*$";
+        INVALID_MANIFEST = "clawc::skill::invalid_manifest" (Skill, Either, Input)
+            "`tool-manifest.yaml` cannot be compiled: not a mapping, `tools` missing or not a list, over 10,000 tools, or a bad `runtime` default (an error: nothing is written). A key clawc does not know at the top level or in `runtime` is a warning and ignored."
+            "`runtime.default_retry.max_attempts` must be an integer from 1 to 10, not \"many\"";
+        SHADOWED_TOOL = "clawc::skill::shadowed_tool" (Skill, Warning, Input)
+            "A dynamic tool has the name of a static tool (`--static-tools`): the static tool wins and the dynamic one is left out of `dynamic_tools.json`."
+            "dynamic tool \"search\" is shadowed by the static tool \"search\"";
+        TOO_LARGE = "clawc::skill::too_large" (Skill, Error, Input)
+            "A skill folder holds over 10,000 files, nests deeper than 32 directories or holds over 256 MiB in all (one file over 8 MiB is `clawc::source::too_large`)."
+            "the skill folder `skills/weather` holds more than 10000 files";
     }
 
     /// `crate::registry::codes`.

@@ -22,4 +22,5 @@ mod merge;
 mod native;
 mod robustness;
 mod schemas;
+mod skill;
 mod write;

@@ -15,7 +15,7 @@ pub(crate) fn validator(name: &str) -> jsonschema::Validator {
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
     // Schemas refer to each other by $id; register them all so nothing is fetched.
     let mut registry = jsonschema::Registry::new();
-    for other in ["descriptor-v1.schema.json", "report.schema.json"] {
+    for other in ["descriptor-v1.schema.json", "report.schema.json", "skill-counts.schema.json"] {
         registry = registry.add(format!("https://clawdapus.dev/schemas/clawc/{other}"), load(other)).unwrap();
     }
     let registry = registry.prepare().unwrap();

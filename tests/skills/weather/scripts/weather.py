@@ -1,0 +1,2 @@
+import json, sys
+print(json.dumps({"ok": True, "data": {"city": sys.argv[2]}}))
