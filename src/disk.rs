@@ -159,27 +159,46 @@ pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io:
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
 /// the open descriptor is a regular file of at most `limit` bytes.
 pub(crate) fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
+    read_regular_meta(path, limit, rel).map(|(c, _)| c)
+}
+
+/// [`read_regular`], with the `fstat` of the descriptor the bytes were read from (when a
+/// regular file was opened): the identity of exactly what was read, for the stat record.
+pub(crate) fn read_regular_meta(path: &Path, limit: u64, rel: &str) -> io::Result<(Contents, Option<Metadata>)> {
     let file = match open(path, false) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Contents::Missing),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Contents::Missing, None)),
         // ELOOP: the final component became a symlink.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Ok((Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }, None));
+        }
         Err(e) => return Err(e),
     };
     let meta = file.metadata()?;
     let kind = Kind::of(&meta);
     if kind != Kind::File {
-        return Ok(Contents::Foreign { at: rel.to_string(), kind });
+        return Ok((Contents::Foreign { at: rel.to_string(), kind }, None));
     }
     if meta.len() > limit {
-        return Ok(Contents::TooLarge(meta.len()));
+        return Ok((Contents::TooLarge(meta.len()), None));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    (&file).take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Ok(Contents::TooLarge(bytes.len() as u64));
+        return Ok((Contents::TooLarge(bytes.len() as u64), None));
     }
-    Ok(Contents::Bytes(bytes))
+    Ok((Contents::Bytes(bytes), Some(meta)))
+}
+
+/// The directory of clawc's machine-local caches: `$CLAWC_CACHE_DIR` when it is an
+/// absolute path, else the platform's cache directory + `clawc` (`~/.cache/clawc`).
+/// An empty or relative value would put the cache under whatever directory clawc runs in
+/// (a repository under review), so it is ignored.
+pub(crate) fn user_cache_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("CLAWC_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| dirs::cache_dir().map(|d| d.join("clawc")))
 }
 
 /// `open(path, O_RDONLY | O_NONBLOCK)`, plus `O_NOFOLLOW` unless `follow`: a FIFO cannot
