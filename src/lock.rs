@@ -244,36 +244,33 @@ pub(crate) fn replay(
     }
     // With a token value set, the caller scans every committed output for it.
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
+    // Thousands of outputs are looked at on both cores (each part with its own walk).
+    let parts = if n_out < 1024 { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get().min(4)) };
+    let chunk = n_out.div_ceil(parts).max(1);
+    let look = |first: usize| {
+        let last = (first + chunk).min(n_out);
+        outputs_in_sync(out, &lock.outputs[first..last], first, previous.as_ref(), scan, with.want)
+    };
+    let seen: Vec<Option<Outputs>> = if parts == 1 {
+        vec![look(0)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (1..parts).map(|p| s.spawn(move || look(p * chunk))).collect();
+            let mut all = vec![look(0)];
+            all.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+            all
+        })
+    };
     let mut outputs = BTreeMap::new();
-    let mut dirs = disk::Dirs::default();
-    for (i, o) in lock.outputs.iter().enumerate() {
-        if !disk::is_safe_relative(&o.path) {
-            return Replay::Unknown;
+    let mut at_output = 0;
+    for part in seen {
+        let Some(part) = part else { return Replay::Unknown };
+        for (k, stamp) in part.stamps.into_iter().enumerate() {
+            next.outputs[at_output + k] = stamp;
         }
-        // Every directory on the way is looked at without following it, as reads do.
-        let Ok(disk::Found::File(meta)) = disk::inspect_in(out, &o.path, &mut dirs) else { return Replay::Unknown };
-        let seen = Stamp::of(&meta);
-        let vouched = vouches(i, &seen, false);
-        let want = scan || with.want.contains(&o.path.as_str());
-        if vouched && !want {
-            next.outputs[i] = Some(seen);
-            continue;
-        }
-        let Ok((Contents::Bytes(bytes), Some(meta))) = disk::read_regular_meta(&out.join(&o.path), disk::MAX_OUTPUT, &o.path) else {
-            return Replay::Unknown;
-        };
-        let read = Stamp::of(&meta);
-        // Vouched bytes need no hash, if what was read is the file that was vouched for.
-        if !(vouched && read == seen) {
-            rehashed += 1;
-            if sha256_hex(&bytes) != o.sha256 {
-                return Replay::Unknown;
-            }
-        }
-        next.outputs[i] = Some(read);
-        if want {
-            outputs.insert(o.path.clone(), bytes);
-        }
+        at_output += chunk;
+        rehashed += part.rehashed;
+        outputs.extend(part.bytes);
     }
     if let Some(at) = at
         && (rehashed > 0 || previous.is_none())
@@ -281,6 +278,56 @@ pub(crate) fn replay(
         record::store(&at, &next);
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
+}
+
+/// What [`outputs_in_sync`] saw of a run of outputs.
+struct Outputs {
+    stamps: Vec<Option<crate::output::record::Stamp>>,
+    bytes: BTreeMap<String, Vec<u8>>,
+    rehashed: usize,
+}
+
+/// Whether `outputs` (the lock's, from index `first`) are in `out` with the recorded
+/// hashes: `None` at the first that is not. An output `previous` vouches for is not read,
+/// unless `scan` (every output is wanted) or `want` names it.
+fn outputs_in_sync(
+    out: &Path,
+    outputs: &[LockOutput],
+    first: usize,
+    previous: Option<&crate::output::record::Record>,
+    scan: bool,
+    want: &[&str],
+) -> Option<Outputs> {
+    use crate::output::record::Stamp;
+    let mut seen = Outputs { stamps: Vec::with_capacity(outputs.len()), bytes: BTreeMap::new(), rehashed: 0 };
+    // Every directory on the way is entered without following it, as reads do.
+    let mut walk = disk::Walk::new(out).ok()?;
+    for (k, o) in outputs.iter().enumerate() {
+        if !disk::is_safe_relative(&o.path) {
+            return None;
+        }
+        let now = Stamp::of_stat(&walk.stat(&o.path)?);
+        let vouched = previous.is_some_and(|r| r.vouches_output(first + k, &now));
+        let wanted = scan || want.contains(&o.path.as_str());
+        if vouched && !wanted {
+            seen.stamps.push(Some(now));
+            continue;
+        }
+        let (bytes, st) = walk.read(&o.path, disk::MAX_OUTPUT)?;
+        let read = Stamp::of_stat(&st);
+        // Vouched bytes need no hash, if what was read is the file that was vouched for.
+        if !(vouched && read == now) {
+            seen.rehashed += 1;
+            if sha256_hex(&bytes) != o.sha256 {
+                return None;
+            }
+        }
+        seen.stamps.push(Some(read));
+        if wanted {
+            seen.bytes.insert(o.path.clone(), bytes);
+        }
+    }
+    Some(seen)
 }
 
 /// The lock committed in `out`, read as `--check` reads it (never through a symlink,

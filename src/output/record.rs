@@ -51,6 +51,18 @@ impl Stamp {
         Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) }
     }
 
+    /// The same from a `stat` structure (outputs are looked at through [`crate::disk::Walk`]).
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types vary by architecture
+    pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+
     /// Changed at or after `time`: a change within the same clock tick as the record's
     /// time would not show in the stamp, so the file must be read again.
     fn racy(&self, time: Time) -> bool {
