@@ -340,7 +340,7 @@ fn records(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
 fn forge(path: &std::path::Path, replace: bool) {
     let meta = std::fs::metadata(path).unwrap();
     let mut bytes = std::fs::read(path).unwrap();
-    let at = bytes.iter().position(|b| b.is_ascii_lowercase()).unwrap();
+    let at = bytes.iter().position(u8::is_ascii_lowercase).unwrap();
     bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
     let target = if replace { path.with_extension("new") } else { path.to_path_buf() };
     std::fs::write(&target, &bytes).unwrap();
