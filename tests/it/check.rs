@@ -365,7 +365,8 @@ fn a_second_no_op_check_rehashes_nothing_and_nothing_lands_under_out() {
     // --no-cache neither reads nor writes it; --strict still reads report.json.
     assert_eq!(check_cached(&pod, cache.path(), &["--no-cache"]).3, Some(all));
     assert_eq!(check_cached(&pod, cache.path(), &["--strict"]), (0, "in-sync".into(), "lock".into(), Some(0)));
-    // Without a token value in the environment the outputs are not even opened.
+    // The pod's .env sets a token, so every output is read for the committed-token scan,
+    // but a vouched one is not hashed (rehashed stays 0 above); the human format too.
     let mut c = super::harness::clawc();
     c.current_dir(pod.dir.path()).env("CLAWC_CACHE_DIR", cache.path()).args(["compile", "-o", "out", "--check"]);
     assert_eq!(c.output().unwrap().status.code(), Some(0));
