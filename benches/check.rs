@@ -1,10 +1,19 @@
-//! No-op `clawc compile --check` on the trading-desk example vs. hashing its input files
-//! with `sha256sum` (run: `cargo bench --bench check`; `CLAWC_BIN=path` to measure another
-//! build, e.g. `scripts/build-release`'s). Both are spawned as processes,
-//! 200 times each; medians are reported.
+//! No-op `clawc compile --check` vs. hashing the pod's input files with `sha256sum`
+//! (run: `cargo bench --bench check`; `CLAWC_BIN=path` to measure another build, e.g.
+//! `scripts/build-release`'s). Both are spawned as processes; medians are reported.
+//!
+//! 1. The trading-desk example, 200 runs each.
+//! 2. The compile bench's 3000-agent pod (9001 outputs, 101 inputs; under
+//!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 runs each: the check with the stat
+//!    record of an earlier check (in a private `CLAWC_CACHE_DIR`), and with `--no-cache`
+//!    (every file hashed, as before the record).
 
 use std::path::Path;
 use std::process::Command;
+
+#[path = "common/generate.rs"]
+#[allow(dead_code)]
+mod generate;
 use std::time::{Duration, Instant};
 
 fn copy(from: &Path, to: &Path) {
@@ -37,6 +46,32 @@ fn median(runs: usize, mut f: impl FnMut()) -> Duration {
     t[runs / 2]
 }
 
+/// The input files `out/clawc.lock` records as read (what `sha256sum` is given).
+fn inputs(out: &Path) -> Vec<String> {
+    let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("clawc.lock")).unwrap()).unwrap();
+    lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).map(|i| i["path"].as_str().unwrap().to_string()).collect()
+}
+
+/// One no-op check in `dir`; returns how many files it re-hashed.
+fn check(clawc: &str, dir: &Path, cache: &Path, extra: &[&str]) -> u64 {
+    let o = Command::new(clawc)
+        .current_dir(dir)
+        .env("CLAWC_CACHE_DIR", cache)
+        .args(["compile", "--images", "none", "-o", "out", "--check", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["answered_by"], "lock");
+    doc["rehashed"].as_u64().unwrap_or(u64::MAX)
+}
+
+fn sha256sum(dir: &Path, inputs: &[String]) {
+    let o = Command::new("sha256sum").current_dir(dir).args(inputs).output().unwrap();
+    assert!(o.status.success());
+}
+
 fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs = if quick { 3 } else { 200 };
@@ -45,32 +80,47 @@ fn main() {
     // CLAWC_BIN measures another build (e.g. the static one from scripts/build-release).
     let bin = std::env::var("CLAWC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_clawc").to_string());
     let clawc = bin.as_str();
+    let cache = tempfile::tempdir().unwrap();
     println!("binary: {clawc}");
     let ok = Command::new(clawc).current_dir(dir.path()).args(["compile", "--images", "none", "-o", "out"]).output().unwrap();
     assert!(ok.status.success());
-    let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/clawc.lock")).unwrap()).unwrap();
-    let inputs: Vec<String> = lock["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| !i["sha256"].is_null())
-        .map(|i| i["path"].as_str().unwrap().to_string())
-        .collect();
-    let check = median(runs, || {
-        let o = Command::new(clawc)
-            .current_dir(dir.path())
-            .args(["compile", "--images", "none", "-o", "out", "--check", "--format", "json"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0));
-        assert!(String::from_utf8_lossy(&o.stdout).contains("\"answered_by\": \"lock\""));
-    });
-    let hash = median(runs, || {
-        let o = Command::new("sha256sum").current_dir(dir.path()).args(&inputs).output().unwrap();
-        assert!(o.status.success());
-    });
+    let files = inputs(&dir.path().join("out"));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("no-op `clawc compile --check` (trading-desk): median {:.2} ms", ms(check));
-    println!("`sha256sum` of its {} input files:          median {:.2} ms", inputs.len(), ms(hash));
-    println!("ratio: {:.2}", check.as_secs_f64() / hash.as_secs_f64());
+    // Let the coarse clock pass the compile's writes, then fill the stat record.
+    std::thread::sleep(Duration::from_millis(50));
+    check(clawc, dir.path(), cache.path(), &[]);
+    let fast = median(runs, || {
+        check(clawc, dir.path(), cache.path(), &[]);
+    });
+    let hash = median(runs, || sha256sum(dir.path(), &files));
+    println!("no-op `clawc compile --check` (trading-desk): median {:.2} ms", ms(fast));
+    println!("`sha256sum` of its {} input files:          median {:.2} ms", files.len(), ms(hash));
+    println!("ratio: {:.2}", fast.as_secs_f64() / hash.as_secs_f64());
+    if quick {
+        return;
+    }
+    let base =
+        std::env::var_os("CLAWC_BENCH_DIR").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tmp"), Into::into);
+    std::fs::create_dir_all(&base).unwrap();
+    let big = tempfile::tempdir_in(base).unwrap();
+    generate::generate(big.path(), 300);
+    let ok = Command::new(clawc).current_dir(big.path()).args(["compile", "--images", "none", "-o", "out"]).output().unwrap();
+    assert!(ok.status.success());
+    let files = inputs(&big.path().join("out"));
+    std::thread::sleep(Duration::from_millis(50));
+    let first = check(clawc, big.path(), cache.path(), &[]);
+    let mut rehashed = 0;
+    let fast = median(30, || rehashed = check(clawc, big.path(), cache.path(), &[]));
+    let full = median(5, || {
+        check(clawc, big.path(), cache.path(), &["--no-cache"]);
+    });
+    let hash = median(30, || sha256sum(big.path(), &files));
+    println!("3000 agent ids: no-op check with the stat record: median {:.2} ms (re-hashed {rehashed}; the first check {first})", ms(fast));
+    println!("3000 agent ids: no-op check with --no-cache:      median {:.2} ms", ms(full));
+    println!("`sha256sum` of its {} input files:             median {:.2} ms", files.len(), ms(hash));
+    println!(
+        "ratio: {:.2} with the record, {:.2} without",
+        fast.as_secs_f64() / hash.as_secs_f64(),
+        full.as_secs_f64() / hash.as_secs_f64()
+    );
 }

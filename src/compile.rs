@@ -57,6 +57,9 @@ pub struct Options {
     /// `images`: `--check` passes the committed lock's, so reading the same images from
     /// another source is not drift.
     pub lock_image_sources: Option<Vec<String>>,
+    /// Where `--check` keeps its stat records (`None`: it hashes every file; see
+    /// `output::record`): `<user cache>/check/v1` unless `--no-cache`.
+    pub check_records: Option<PathBuf>,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -274,9 +277,10 @@ pub(crate) fn environment(opts: &Options) -> Env {
 
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
 /// (redact mode only), in the environment `env` (see [`environment`]).
-pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path) -> crate::lock::Replay {
+pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path, want: &[&str]) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
-    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts))
+    let with = crate::lock::ReplayWith { records: opts.check_records.as_deref(), want };
+    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), &with)
 }
 
 /// The settings the lock records (and `--check` replays against).

@@ -127,7 +127,7 @@ pub(crate) const KEYS: &[Key] = &[
         value: "`true` or `false`",
         default: "`false`",
         env: None,
-        meaning: "neither use nor fill the cache of files read out of images",
+        meaning: "neither use nor fill the cache of files read out of images, nor the stat record of `--check`",
         used_by: POD_COMMANDS,
     },
     Key {

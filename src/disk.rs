@@ -159,27 +159,108 @@ pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io:
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
 /// the open descriptor is a regular file of at most `limit` bytes.
 pub(crate) fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {
+    read_regular_meta(path, limit, rel).map(|(c, _)| c)
+}
+
+/// [`read_regular`], with the `fstat` of the descriptor the bytes were read from (when a
+/// regular file was opened): the identity of exactly what was read, for the stat record.
+pub(crate) fn read_regular_meta(path: &Path, limit: u64, rel: &str) -> io::Result<(Contents, Option<Metadata>)> {
     let file = match open(path, false) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Contents::Missing),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Contents::Missing, None)),
         // ELOOP: the final component became a symlink.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Ok((Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }, None));
+        }
         Err(e) => return Err(e),
     };
     let meta = file.metadata()?;
     let kind = Kind::of(&meta);
     if kind != Kind::File {
-        return Ok(Contents::Foreign { at: rel.to_string(), kind });
+        return Ok((Contents::Foreign { at: rel.to_string(), kind }, None));
     }
     if meta.len() > limit {
-        return Ok(Contents::TooLarge(meta.len()));
+        return Ok((Contents::TooLarge(meta.len()), None));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    (&file).take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Ok(Contents::TooLarge(bytes.len() as u64));
+        return Ok((Contents::TooLarge(bytes.len() as u64), None));
     }
-    Ok(Contents::Bytes(bytes))
+    Ok((Contents::Bytes(bytes), Some(meta)))
+}
+
+/// A look at the files of one tree in path order, as `--check` does thousands of times:
+/// each directory is opened once, relative to its parent (`O_PATH | O_DIRECTORY |
+/// O_NOFOLLOW`: a symlink or anything else where a directory belongs is not entered), and
+/// each file is looked at relative to its directory without following it, so every look
+/// costs one path component. Only plain regular files count; anything else is `None`.
+pub(crate) struct Walk {
+    root: std::os::fd::OwnedFd,
+    /// The directories of the last path looked at, outermost first.
+    open: Vec<(String, std::os::fd::OwnedFd)>,
+}
+
+impl Walk {
+    /// A walk of `out`, which must be a real directory (not a symlink).
+    pub(crate) fn new(out: &Path) -> io::Result<Walk> {
+        use rustix::fs::{CWD, Mode, OFlags, openat};
+        let root = openat(CWD, out, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+        Ok(Walk { root, open: Vec::new() })
+    }
+
+    /// The directory holding `rel` (which must be [`is_safe_relative`]) and `rel`'s last
+    /// component; `None` when a directory on the way is missing or is not a directory.
+    fn parent<'r>(&mut self, rel: &'r str) -> Option<(std::os::fd::BorrowedFd<'_>, &'r str)> {
+        use rustix::fs::{Mode, OFlags, openat};
+        use std::os::fd::AsFd;
+        let (dirs, name) = rel.rsplit_once('/').map_or((None, rel), |(d, n)| (Some(d), n));
+        let dirs: Vec<&str> = dirs.map(|d| d.split('/').collect()).unwrap_or_default();
+        let same = self.open.iter().zip(&dirs).take_while(|((a, _), b)| a == *b).count();
+        self.open.truncate(same);
+        for d in &dirs[same..] {
+            let parent = self.open.last().map_or(self.root.as_fd(), |(_, fd)| fd.as_fd());
+            let fd = openat(parent, *d, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).ok()?;
+            self.open.push(((*d).to_string(), fd));
+        }
+        Some((self.open.last().map_or(self.root.as_fd(), |(_, fd)| fd.as_fd()), name))
+    }
+
+    /// The `lstat` of `out/rel` if it is a regular file reached through real directories.
+    pub(crate) fn stat(&mut self, rel: &str) -> Option<rustix::fs::Stat> {
+        use rustix::fs::{AtFlags, FileType, statat};
+        let (dir, name) = self.parent(rel)?;
+        let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile).then_some(st)
+    }
+
+    /// The bytes of `out/rel` and the `fstat` of what was read, if it is a regular file of
+    /// at most `limit` bytes reached through real directories (opened `O_NOFOLLOW |
+    /// O_NONBLOCK`, checked on the open descriptor, read through a bounded reader).
+    pub(crate) fn read(&mut self, rel: &str, limit: u64) -> Option<(Vec<u8>, rustix::fs::Stat)> {
+        use rustix::fs::{FileType, Mode, OFlags, fstat, openat};
+        let (dir, name) = self.parent(rel)?;
+        let fd = openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let st = fstat(&fd).ok()?;
+        let size = u64::try_from(st.st_size).ok()?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || size > limit {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?);
+        File::from(fd).take(limit + 1).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= limit).then_some((bytes, st))
+    }
+}
+
+/// The directory of clawc's machine-local caches: `$CLAWC_CACHE_DIR` when it is an
+/// absolute path, else the platform's cache directory + `clawc` (`~/.cache/clawc`).
+/// An empty or relative value would put the cache under whatever directory clawc runs in
+/// (a repository under review), so it is ignored.
+pub(crate) fn user_cache_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("CLAWC_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| dirs::cache_dir().map(|d| d.join("clawc")))
 }
 
 /// `open(path, O_RDONLY | O_NONBLOCK)`, plus `O_NOFOLLOW` unless `follow`: a FIFO cannot

@@ -150,14 +150,40 @@ fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>
 
 /// What replaying a lock found.
 pub(crate) enum Replay {
-    /// Inputs, environment and outputs all match: the tree is in sync.
-    InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String> },
+    /// Inputs, environment and outputs all match: the tree is in sync. `outputs` holds the
+    /// bytes of the outputs that were read for the caller: every one when a token value is
+    /// set (the committed-token scan reads them all), else those it asked for. `rehashed`
+    /// counts the files (inputs and outputs) that were read and hashed because the stat
+    /// record did not vouch for them.
+    InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String>, rehashed: usize },
     /// Something differs (or there is no usable lock): compile to find out what.
     Unknown,
 }
 
-/// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes only.
-pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::InputRoot, env: &Env, settings: &Settings) -> Replay {
+/// How a replay may use the stat record, and which outputs the caller needs the bytes of.
+#[derive(Default)]
+pub(crate) struct ReplayWith<'a> {
+    /// The directory of stat records (`None`: neither read nor write one).
+    pub records: Option<&'a Path>,
+    /// Outputs whose bytes the caller reads (`report.json` under `--strict`).
+    pub want: &'a [&'a str],
+}
+
+/// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes; a
+/// file the stat record (see [`crate::output::record`]) vouches for is not read again.
+/// When every file is in sync, the record is rewritten if anything had to be read.
+pub(crate) fn replay(
+    out: &Path,
+    pod_dir: &Path,
+    root: &crate::source::fs::InputRoot,
+    env: &Env,
+    settings: &Settings,
+    with: &ReplayWith,
+) -> Replay {
+    use crate::output::record::{self, Record, Stamp};
+    use crate::source::fs::{ReadError, Seen};
+    // Before anything is looked at: a file changed after this is never vouched for.
+    let time = record::now();
     let mode = settings.mode;
     // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
     // write's staging (a compile finishes it): only a compile can say what differs.
@@ -182,13 +208,37 @@ pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::Input
     if lock.inputs.iter().any(|i| i.role == "image") {
         return Replay::Unknown;
     }
-    for input in &lock.inputs {
+    let digest = record::lock_digest(&text);
+    drop(text);
+    let (n_in, n_out) = (lock.inputs.len(), lock.outputs.len());
+    // Never a record inside the tree it vouches for, nor in the repository under review
+    // (whose author would write it), whatever --root says.
+    let repo = crate::source::fs::InputRoot::discover(pod_dir);
+    let at = with.records.and_then(|dir| record::path(dir, out, &[repo.path()]));
+    let previous = at.as_ref().and_then(|p| record::load(p, &digest, n_in, n_out));
+    let vouches = |i: usize, s: &Stamp, input: bool| {
+        previous.as_ref().is_some_and(|r| if input { r.vouches_input(i, s) } else { r.vouches_output(i, s) })
+    };
+    let mut next = Record::new(digest, time, n_in, n_out);
+    let mut rehashed = 0;
+    for (i, input) in lock.inputs.iter().enumerate() {
         // The lock is untrusted too: its paths are read as inputs are (confined, regular,
-        // bounded); anything else means "compile and see".
+        // bounded); anything else means "compile and see". A vouched input is still
+        // resolved inside the root first.
         let path = crate::source::fs::normalize(&pod_dir.join(&input.path));
-        let now = match crate::source::fs::read_text(Some(root), &path, &input.path) {
-            Ok(text) => Some(sha256_hex(text.as_bytes())),
-            Err(crate::source::fs::ReadError::Missing) => None,
+        let expected = input.sha256.is_some();
+        let now = match crate::source::fs::read_text_unless(Some(root), &path, &input.path, |m| expected && vouches(i, &Stamp::of(m), true))
+        {
+            Ok(Seen::Vouched(meta)) => {
+                next.inputs[i] = Some(Stamp::of(&meta));
+                continue;
+            }
+            Ok(Seen::Read(text, meta)) => {
+                rehashed += 1;
+                next.inputs[i] = meta.as_ref().map(Stamp::of);
+                Some(sha256_hex(text.as_bytes()))
+            }
+            Err(ReadError::Missing) => None,
             Err(_) => return Replay::Unknown,
         };
         if now != input.sha256 {
@@ -199,20 +249,92 @@ pub(crate) fn replay(out: &Path, pod_dir: &Path, root: &crate::source::fs::Input
     if env.digest(&keys) != lock.env.sha256 {
         return Replay::Unknown;
     }
+    // With a token value set, the caller scans every committed output for it.
+    let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
+    // Thousands of outputs are looked at on both cores (each part with its own walk).
+    let parts = if n_out < 1024 { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get().min(4)) };
+    let chunk = n_out.div_ceil(parts).max(1);
+    let look = |first: usize| {
+        let last = (first + chunk).min(n_out);
+        outputs_in_sync(out, &lock.outputs[first..last], first, previous.as_ref(), scan, with.want)
+    };
+    let seen: Vec<Option<Outputs>> = if parts == 1 {
+        vec![look(0)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (1..parts).map(|p| s.spawn(move || look(p * chunk))).collect();
+            let mut all = vec![look(0)];
+            all.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+            all
+        })
+    };
     let mut outputs = BTreeMap::new();
-    let mut dirs = disk::Dirs::default();
-    for o in &lock.outputs {
-        if !disk::is_safe_relative(&o.path) {
-            return Replay::Unknown;
+    let mut at_output = 0;
+    for part in seen {
+        let Some(part) = part else { return Replay::Unknown };
+        for (k, stamp) in part.stamps.into_iter().enumerate() {
+            next.outputs[at_output + k] = stamp;
         }
-        match disk::read_in(out, &o.path, disk::MAX_OUTPUT, &mut dirs) {
-            Ok(Contents::Bytes(bytes)) if sha256_hex(&bytes) == o.sha256 => {
-                outputs.insert(o.path.clone(), bytes);
+        at_output += chunk;
+        rehashed += part.rehashed;
+        outputs.extend(part.bytes);
+    }
+    if let Some(at) = at
+        && (rehashed > 0 || previous.is_none())
+    {
+        record::store(&at, &next);
+    }
+    Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
+}
+
+/// What [`outputs_in_sync`] saw of a run of outputs.
+struct Outputs {
+    stamps: Vec<Option<crate::output::record::Stamp>>,
+    bytes: BTreeMap<String, Vec<u8>>,
+    rehashed: usize,
+}
+
+/// Whether `outputs` (the lock's, from index `first`) are in `out` with the recorded
+/// hashes: `None` at the first that is not. An output `previous` vouches for is not read,
+/// unless `scan` (every output is wanted) or `want` names it.
+fn outputs_in_sync(
+    out: &Path,
+    outputs: &[LockOutput],
+    first: usize,
+    previous: Option<&crate::output::record::Record>,
+    scan: bool,
+    want: &[&str],
+) -> Option<Outputs> {
+    use crate::output::record::Stamp;
+    let mut seen = Outputs { stamps: Vec::with_capacity(outputs.len()), bytes: BTreeMap::new(), rehashed: 0 };
+    // Every directory on the way is entered without following it, as reads do.
+    let mut walk = disk::Walk::new(out).ok()?;
+    for (k, o) in outputs.iter().enumerate() {
+        if !disk::is_safe_relative(&o.path) {
+            return None;
+        }
+        let now = Stamp::of_stat(&walk.stat(&o.path)?);
+        let vouched = previous.is_some_and(|r| r.vouches_output(first + k, &now));
+        let wanted = scan || want.contains(&o.path.as_str());
+        if vouched && !wanted {
+            seen.stamps.push(Some(now));
+            continue;
+        }
+        let (bytes, st) = walk.read(&o.path, disk::MAX_OUTPUT)?;
+        let read = Stamp::of_stat(&st);
+        // Vouched bytes need no hash, if what was read is the file that was vouched for.
+        if !(vouched && read == now) {
+            seen.rehashed += 1;
+            if sha256_hex(&bytes) != o.sha256 {
+                return None;
             }
-            _ => return Replay::Unknown,
+        }
+        seen.stamps.push(Some(read));
+        if wanted {
+            seen.bytes.insert(o.path.clone(), bytes);
         }
     }
-    Replay::InSync { outputs, secret_keys: lock.env.secret_keys }
+    Some(seen)
 }
 
 /// The lock committed in `out`, read as `--check` reads it (never through a symlink,

@@ -22,16 +22,25 @@ fn word(k: ChangeKind) -> &'static str {
     }
 }
 
+/// What answered a check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Answer {
+    /// `clawc.lock` (hashes only); `rehashed` files were read and hashed, the others were
+    /// vouched for by the stat record.
+    Lock { rehashed: usize },
+    /// A compile and a comparison with the tree.
+    Compile,
+}
+
 /// Prints the drift report. Colour only when stdout is a terminal (and NO_COLOR unset).
-/// `answered_by` is `lock` (hashes only) or `compile`; `exit_code` is the one the process
-/// exits with, and the JSON document says it.
+/// `exit_code` is the one the process exits with, and the JSON document says it.
 pub(super) fn print(
     drift: &[FileDrift],
     mode: DiffMode,
     fix: &str,
     format: Format,
     diagnostics: Vec<serde_json::Value>,
-    answered_by: &str,
+    answered_by: Answer,
     exit_code: i32,
 ) {
     let failed = diagnostics.iter().any(|d| d["severity"] == "error");
@@ -57,7 +66,12 @@ pub(super) fn print(
         } else {
             "drift"
         };
-        let mut doc = serde_json::json!({ "status": status, "exit_code": exit_code, "answered_by": answered_by, "files": files, "diagnostics": diagnostics });
+        let by = if answered_by == Answer::Compile { "compile" } else { "lock" };
+        let mut doc =
+            serde_json::json!({ "status": status, "exit_code": exit_code, "answered_by": by, "files": files, "diagnostics": diagnostics });
+        if let Answer::Lock { rehashed } = answered_by {
+            doc["rehashed"] = rehashed.into();
+        }
         if !drift.is_empty() {
             doc["fix"] = fix.into();
         }

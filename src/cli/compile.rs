@@ -1,7 +1,7 @@
 //! `clawc compile`.
 
 use super::Format;
-use super::check::DiffMode;
+use super::check::{Answer, DiffMode};
 use super::inputs::{PodArgs, StrictArg, options};
 use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
@@ -71,7 +71,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     let mut settings = match args.input.settings(&crate::compile::pod_dir(&args.pod), args.out.as_ref(), Some(&args.strict)) {
         Ok(s) => s,
         Err(r) if args.check && args.format == Format::Json => {
-            super::check::print(&[], args.diff, "", args.format, json_values(&r.diagnostics, &r.sources), "compile", r.code);
+            super::check::print(&[], args.diff, "", args.format, json_values(&r.diagnostics, &r.sources), Answer::Compile, r.code);
             return r.code;
         }
         Err(r) => {
@@ -103,7 +103,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     let Some(artifacts) = compiled.artifacts.as_ref() else {
         if args.check && args.format == Format::Json {
-            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), "compile", compiled.exit_code());
+            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), Answer::Compile, compiled.exit_code());
             return compiled.exit_code();
         }
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
@@ -261,7 +261,10 @@ fn shell_word(s: &str) -> String {
 /// tree's secret scan remains. `None` means "compile and compare".
 fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Options, out: &Path) -> Option<i32> {
     let env = crate::compile::environment(opts);
-    let crate::lock::Replay::InSync { outputs, secret_keys } = crate::compile::replay_lock(opts, &env, out) else { return None };
+    let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
+    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(opts, &env, out, want) else {
+        return None;
+    };
     // The hashes say nothing about warnings; the committed report lists them. With
     // --strict, a tree compiled with warnings is compiled again so they fail the check.
     if opts.strict && has_warnings(outputs.get(crate::project::REPORT)) {
@@ -276,7 +279,7 @@ fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Opti
     }
     let diags = json_values(&leaks, &sources);
     let code = i32::from(failed);
-    super::check::print(&[], args.diff, &fix_command(args, settings), args.format, diags, "lock", code);
+    super::check::print(&[], args.diff, &fix_command(args, settings), args.format, diags, Answer::Lock { rehashed }, code);
     Some(code)
 }
 
@@ -310,7 +313,7 @@ fn check(
             let mut diags = json_diags(compiled);
             diags.extend(json_values(&leaks, &compiled.sources));
             let code = i32::from(!(drift.is_empty() && leaks.is_empty()));
-            super::check::print(&drift, args.diff, &fix_command(args, settings), args.format, diags, "compile", code);
+            super::check::print(&drift, args.diff, &fix_command(args, settings), args.format, diags, Answer::Compile, code);
             code
         }
         Err(d) => {
@@ -318,7 +321,7 @@ fn check(
             if args.format == Format::Json {
                 let mut diags = json_diags(compiled);
                 diags.extend(json_values(std::slice::from_ref(&d), &compiled.sources));
-                super::check::print(&[], args.diff, "", args.format, diags, "compile", code);
+                super::check::print(&[], args.diff, "", args.format, diags, Answer::Compile, code);
             } else {
                 super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, Format::Human);
             }

@@ -21,13 +21,7 @@ impl Cache {
 
     /// The user's cache: `$CLAWC_CACHE_DIR`, else the platform cache dir + `clawc`.
     pub fn user() -> Cache {
-        // An empty or relative value would put the cache under whatever directory clawc
-        // runs in (a repository under review): only an absolute path is honoured.
-        let dir = std::env::var_os("CLAWC_CACHE_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| dirs::cache_dir().map(|d| d.join("clawc")));
-        Cache { dir: dir.map(|d| d.join("images").join("v1")) }
+        Cache { dir: crate::disk::user_cache_dir().map(|d| d.join("images").join("v1")) }
     }
 
     fn file(&self, id: &str) -> Option<PathBuf> {

@@ -2,4 +2,5 @@
 //! tree on disk (`--check`).
 
 pub mod check;
+pub(crate) mod record;
 pub mod write;

@@ -75,6 +75,42 @@ pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Re
 
 /// [`read_text`] with a smaller size limit (`clawc.toml`).
 pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &str, limit: u64) -> Result<String, ReadError> {
+    let real = resolve(root, path, name)?;
+    let (bytes, _) = read_regular(&real, name, limit)?;
+    utf8(bytes, name)
+}
+
+/// An input as `--check` sees it with a stat record at hand.
+pub(crate) enum Seen {
+    /// Its `lstat` (the file itself: the path is resolved first) satisfied the caller, so
+    /// it was not read.
+    Vouched(std::fs::Metadata),
+    /// Read, with the `fstat` of what was read.
+    Read(String, Option<std::fs::Metadata>),
+}
+
+/// [`read_text`], unless `vouch` accepts the `lstat` of the resolved file: the path is
+/// confined to `root` (symlinks resolved) either way, so a vouched input is still one
+/// inside the root.
+pub(crate) fn read_text_unless(
+    root: Option<&InputRoot>,
+    path: &Path,
+    name: &str,
+    vouch: impl FnOnce(&std::fs::Metadata) -> bool,
+) -> Result<Seen, ReadError> {
+    let real = resolve(root, path, name)?;
+    if let Ok(meta) = std::fs::symlink_metadata(&real)
+        && meta.is_file()
+        && vouch(&meta)
+    {
+        return Ok(Seen::Vouched(meta));
+    }
+    let (bytes, meta) = read_regular(&real, name, MAX_INPUT_BYTES)?;
+    Ok(Seen::Read(utf8(bytes, name)?, meta))
+}
+
+/// `path` with symlinks resolved, if it is inside `root`.
+fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<std::path::PathBuf, ReadError> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         let d = Diagnostic::error(diags::INVALID_PATH, format!("the path of `{}` contains a NUL byte", name.replace('\0', "\\0")))
             .help("a file name cannot contain NUL; fix the path");
@@ -96,7 +132,10 @@ pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &st
             .help("inputs are read only inside the repository that holds the pod; move the file in, or widen the root with --root DIR");
         return Err(ReadError::Invalid(d));
     }
-    let bytes = read_regular(&real, name, limit)?;
+    Ok(real)
+}
+
+fn utf8(bytes: Vec<u8>, name: &str) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|e| {
         let d = Diagnostic::error(
             diags::NOT_UTF8,
@@ -108,11 +147,11 @@ pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &st
 }
 
 /// Reads `real` (a path without symlinks) if it is a regular file within the size limit.
-fn read_regular(real: &Path, name: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
-    use crate::disk::{Contents, read_regular};
-    let found = read_regular(real, limit, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
+fn read_regular(real: &Path, name: &str, limit: u64) -> Result<(Vec<u8>, Option<std::fs::Metadata>), ReadError> {
+    use crate::disk::{Contents, read_regular_meta};
+    let (found, meta) = read_regular_meta(real, limit, name).map_err(|e| ReadError::Io(io_error(name, &e)))?;
     match found {
-        Contents::Bytes(b) => Ok(b),
+        Contents::Bytes(b) => Ok((b, meta)),
         Contents::Missing => Err(ReadError::Missing),
         Contents::TooLarge(n) => Err(ReadError::Invalid(
             Diagnostic::error(diags::TOO_LARGE, format!("`{name}` is at least {n} bytes; the limit is {limit}"))

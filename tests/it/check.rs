@@ -117,7 +117,8 @@ fn any_input_change_defeats_the_fast_path() {
     assert_eq!((o.status.code(), doc["answered_by"].as_str()), (Some(1), Some("compile")));
     // A token value changes: redacted output does not depend on it, the lock still answers.
     std::fs::write(pod.path(".env"), "API_TOKEN=another-token-987654321\n").unwrap();
-    assert_eq!(check_json(&pod, &[]), (0, check_json(&pod, &[]).1));
+    let (code, doc) = check_json(&pod, &[]);
+    assert_eq!((code, doc["status"].as_str(), doc["files"].as_array().map(Vec::len)), (0, Some("in-sync"), Some(0)));
     assert_eq!(check_json(&pod, &[]).1["answered_by"], "lock");
     // Reading images where the tree was compiled without: only a compile can tell.
     let (_, doc) = check_json(&pod, &["--images", "auto"]);
@@ -298,4 +299,170 @@ fn another_descriptor_override_is_not_in_sync_by_hashes() {
     assert_eq!(check_json(&pod, &["--descriptor", "api=a.json"]).1["answered_by"], "lock");
     let (code, doc) = check_json(&pod, &["--descriptor", "api=b.json"]);
     assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
+}
+
+// The stat record (`docs/performance.md`, `docs/security.md`): a no-op check re-reads only
+// the files whose metadata changed since the last check, and a record never makes a
+// changed tree pass.
+
+/// A pod compiled into `out`, and a cache directory for its stat record.
+fn recorded() -> (Pod, tempfile::TempDir) {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    // The record only vouches for files changed strictly before it was taken (racy git):
+    // let the kernel's coarse clock move past the compile's writes.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    (pod, tempfile::tempdir().unwrap())
+}
+
+/// `--check --format json` with the stat record in `cache`: (exit code, status, answered
+/// by, rehashed).
+fn check_cached(pod: &Pod, cache: &std::path::Path, extra: &[&str]) -> (i32, String, String, Option<u64>) {
+    let cache = cache.display().to_string();
+    let (code, doc) = check_json_env(pod, &[&["--diff", "none"], extra].concat(), &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", &cache)]);
+    (code, doc["status"].as_str().unwrap().into(), doc["answered_by"].as_str().unwrap().into(), doc["rehashed"].as_u64())
+}
+
+/// How many files a check without a record hashes: every input found and every output.
+fn all_files(pod: &Pod) -> u64 {
+    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
+    let inputs = lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).count();
+    (inputs + lock["outputs"].as_array().unwrap().len()) as u64
+}
+
+fn records(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = cache.join("check/v1");
+    std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
+}
+
+/// Rewrites `path` with the same length and its old modification time: only `ctime` (and,
+/// when `replace`, the inode) tells it changed.
+fn forge(path: &std::path::Path, replace: bool) {
+    let meta = std::fs::metadata(path).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = bytes.iter().position(u8::is_ascii_lowercase).unwrap();
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    let target = if replace { path.with_extension("new") } else { path.to_path_buf() };
+    std::fs::write(&target, &bytes).unwrap();
+    let f = std::fs::File::options().write(true).open(&target).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    if replace {
+        std::fs::rename(&target, path).unwrap();
+    }
+    let now = std::fs::metadata(path).unwrap();
+    assert_eq!((now.len(), now.modified().unwrap()), (meta.len(), meta.modified().unwrap()), "size and mtime kept");
+}
+
+#[test]
+fn a_second_no_op_check_rehashes_nothing_and_nothing_lands_under_out() {
+    let (pod, cache) = recorded();
+    let before = tree(&pod.path("out"));
+    let all = all_files(&pod);
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(all)), "the first check hashes all");
+    assert_eq!(records(cache.path()).len(), 1, "one record, in the cache");
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)), "the record vouches for all");
+    // --no-cache neither reads nor writes it; --strict still reads report.json.
+    assert_eq!(check_cached(&pod, cache.path(), &["--no-cache"]).3, Some(all));
+    assert_eq!(check_cached(&pod, cache.path(), &["--strict"]), (0, "in-sync".into(), "lock".into(), Some(0)));
+    // The pod's .env sets a token, so every output is read for the committed-token scan,
+    // but a vouched one is not hashed (rehashed stays 0 above); the human format too.
+    let mut c = super::harness::clawc();
+    c.current_dir(pod.dir.path()).env("CLAWC_CACHE_DIR", cache.path()).args(["compile", "-o", "out", "--check"]);
+    assert_eq!(c.output().unwrap().status.code(), Some(0));
+    assert_eq!(tree(&pod.path("out")), before, "--check wrote into --out");
+    // One file touched: only it is hashed again.
+    let report = pod.path("out/report.json");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::File::options().write(true).open(&report).unwrap().set_modified(std::time::SystemTime::now()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(1));
+    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(0));
+}
+
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_caught_by_ctime() {
+    for (file, what) in [("out/context/bot/tools.json", "an output"), ("api/.claw-describe.json", "an input")] {
+        let (pod, cache) = recorded();
+        check_cached(&pod, cache.path(), &[]);
+        assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(0));
+        forge(&pod.path(file), false);
+        // An output edited is drift; an input edited is compiled again (here it no longer
+        // parses: the first lowercase letter is in a key).
+        let (code, status, by, _) = check_cached(&pod, cache.path(), &[]);
+        assert_eq!(by, "compile", "{what} edited with its size and mtime kept");
+        assert!(code != 0 && status != "in-sync", "{what}: {code} {status}");
+    }
+}
+
+#[test]
+fn a_file_replaced_by_another_inode_is_caught() {
+    let (pod, cache) = recorded();
+    check_cached(&pod, cache.path(), &[]);
+    forge(&pod.path("out/report.json"), true);
+    let (code, status, _, _) = check_cached(&pod, cache.path(), &[]);
+    assert_eq!((code, status.as_str()), (1, "drift"));
+    // The same bytes in a new inode are in sync, after hashing that one file.
+    let (pod, cache) = recorded();
+    check_cached(&pod, cache.path(), &[]);
+    let p = pod.path("out/context/bot/tools.json");
+    std::fs::copy(&p, pod.path("copy")).unwrap();
+    std::fs::rename(pod.path("copy"), &p).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(1)));
+    // A directory moved away and replaced by a symlink to it: same files, never followed.
+    check_cached(&pod, cache.path(), &[]);
+    std::fs::rename(pod.path("out/context"), pod.path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(pod.path("elsewhere"), pod.path("out/context")).unwrap();
+    let (code, doc) = check_json_env(&pod, &[], &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", &cache.path().display().to_string())]);
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")));
+    assert!(doc["files"].as_array().unwrap().iter().all(|f| f["found"] == "a symlink at `context`"), "{doc}");
+}
+
+#[test]
+fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
+    let (pod, cache) = recorded();
+    let all = all_files(&pod);
+    check_cached(&pod, cache.path(), &[]);
+    let [record] = records(cache.path()).try_into().unwrap();
+    let good = std::fs::read(&record).unwrap();
+    // Garbage, a truncated record, a flipped bit, a symlink to a good one: all ignored.
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 1;
+    for bad in [b"garbage".to_vec(), good[..good.len() - 1].to_vec(), flipped] {
+        std::fs::write(&record, bad).unwrap();
+        assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(all)));
+    }
+    std::fs::write(pod.path("saved"), &good).unwrap();
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink(pod.path("saved"), &record).unwrap();
+    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(all), "a symlinked record is not read");
+    assert!(!record.symlink_metadata().unwrap().file_type().is_symlink(), "it is replaced by a real one");
+    // A stale record (saved before an edit, put back after it) cannot hide the edit.
+    let stale = std::fs::read(&record).unwrap();
+    std::fs::write(pod.path("out/context/bot/feeds.json"), "[]\n").unwrap();
+    std::fs::write(&record, &stale).unwrap();
+    assert_eq!(check_cached(&pod, cache.path(), &[]).1, "drift");
+    // A record for another lock is not used: a recompile makes a new lock.
+    let (pod, cache) = recorded();
+    check_cached(&pod, cache.path(), &[]);
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("ttl: 5", "ttl: 6")).unwrap();
+    assert_eq!(pod.compile(&[]).code, 0);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(all));
+}
+
+#[test]
+fn no_record_is_kept_in_out_or_in_the_repository() {
+    let (pod, _) = recorded();
+    let all = all_files(&pod);
+    let before = tree(pod.dir.path());
+    for inside in ["out/.cache", ".cache"] {
+        let cache = pod.path(inside);
+        for _ in 0..2 {
+            assert_eq!(check_cached(&pod, &cache, &[]), (0, "in-sync".into(), "lock".into(), Some(all)), "{inside}");
+        }
+        assert!(!cache.exists(), "a record was written under {inside}");
+    }
+    assert_eq!(tree(pod.dir.path()), before);
 }

@@ -11,6 +11,9 @@ pub(crate) fn clawc() -> Command {
     // no image unless a test asks (`--images …` on the command line wins over this).
     c.env_clear();
     c.env("CLAWC_IMAGES", "none");
+    // Caches (images, --check's stat records) under target/, never the user's; a test
+    // that means to use one sets its own.
+    c.env("CLAWC_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-cache"));
     c
 }
 
