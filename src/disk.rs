@@ -111,7 +111,13 @@ pub(crate) fn not_a_directory(out: &Path) -> Option<Kind> {
 /// thousands of files looks at each shared directory once). Only valid while nothing else
 /// changes the tree, i.e. within one plan or one check.
 #[derive(Debug, Default)]
-pub(crate) struct Dirs(std::collections::HashSet<String>);
+pub(crate) struct Dirs {
+    /// Real directories.
+    seen: std::collections::HashSet<String>,
+    /// Directories found missing: nothing under them exists either (a fresh tree is
+    /// looked at once per directory, not once per file).
+    missing: std::collections::HashSet<String>,
+}
 
 /// Looks at `out/rel` (`rel` must be [`is_safe_relative`]) one component at a time,
 /// skipping the directories `dirs` already vouches for (and adding those it sees).
@@ -121,12 +127,23 @@ pub(crate) fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<F
     for (i, part) in parts.iter().enumerate() {
         path.push(part);
         let is_last = i + 1 == parts.len();
-        if !is_last && dirs.0.contains(&parts[..=i].join("/")) {
-            continue;
+        if !is_last {
+            let dir = parts[..=i].join("/");
+            if dirs.missing.contains(&dir) {
+                return Ok(Found::Missing);
+            }
+            if dirs.seen.contains(&dir) {
+                continue;
+            }
         }
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) => m,
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(Found::Missing),
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+                if !is_last && e.kind() == io::ErrorKind::NotFound {
+                    dirs.missing.insert(parts[..=i].join("/"));
+                }
+                return Ok(Found::Missing);
+            }
             Err(e) => return Err(e),
         };
         let kind = Kind::of(&meta);
@@ -136,7 +153,7 @@ pub(crate) fn inspect_in(out: &Path, rel: &str, dirs: &mut Dirs) -> io::Result<F
         if kind != Kind::Directory {
             return Ok(Found::Blocked { at: parts[..=i].join("/"), kind });
         }
-        dirs.0.insert(parts[..=i].join("/"));
+        dirs.seen.insert(parts[..=i].join("/"));
     }
     Ok(Found::Missing)
 }

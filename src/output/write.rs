@@ -102,7 +102,7 @@ pub fn write_tree_with(
         let _ = fs::remove_dir_all(out.join(STAGE));
         return Err(d);
     }
-    apply(out, &journal)?;
+    apply(out, &journal, true)?;
     summary.written = journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
     summary.removed = journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
     summary.written.sort();
@@ -172,7 +172,7 @@ fn recover(out: &Path) -> Result<(), Diagnostic> {
         _ => None,
     };
     match journal {
-        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => apply(out, &j),
+        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => apply(out, &j, false),
         _ => fs::remove_dir_all(&stage).map_err(|e| io("remove stale staging", &stage, e)),
     }
 }
@@ -322,22 +322,31 @@ fn interruption() -> Diagnostic {
         .help("nothing was written; compile again")
 }
 
-/// Carries out a committed journal (also a killed run's), then removes the staging.
-fn apply(out: &Path, journal: &Journal) -> Result<(), Diagnostic> {
+/// Carries out a committed journal, then removes the staging: `fresh` when this run
+/// staged it, else a killed run's (whose staged entries are checked first).
+fn apply(out: &Path, journal: &Journal, fresh: bool) -> Result<(), Diagnostic> {
     let dir = out.join(STAGE);
     let failed = |d: Diagnostic| {
         let msg = format!("{}; the write was committed and the next compile into this directory completes it", d.message);
         Diagnostic { message: msg, ..d }
     };
+    // Directories already made or seen on the way to earlier files (nothing else writes
+    // the tree meanwhile: it is locked).
+    let mut made = std::collections::HashSet::new();
     for (name, rel) in &journal.writes {
         let staged = dir.join(name);
-        match fs::symlink_metadata(&staged) {
-            Ok(m) if m.is_file() => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // already moved
-            _ => continue,
+        // A journal left behind (perhaps committed by someone else) moves regular files
+        // only; what this run staged itself is known to be one.
+        if !fresh && !fs::symlink_metadata(&staged).is_ok_and(|m| m.is_file()) {
+            continue;
         }
-        make_parents(out, rel).map_err(failed)?;
-        fs::rename(&staged, out.join(rel)).map_err(|e| failed(io("replace", &out.join(rel), e)))?;
+        make_parents(out, rel, &mut made).map_err(failed)?;
+        match fs::rename(&staged, out.join(rel)) {
+            Ok(()) => {}
+            // Moved already, by the run this one completes.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && fs::symlink_metadata(&staged).is_err() => {}
+            Err(e) => return Err(failed(io("replace", &out.join(rel), e))),
+        }
     }
     for (rel, hash) in &journal.deletes {
         if !is_safe_relative(rel) {
@@ -354,11 +363,20 @@ fn apply(out: &Path, journal: &Journal) -> Result<(), Diagnostic> {
 }
 
 /// Creates the directories on the way to `rel`, refusing any component that is not one.
-fn make_parents(out: &Path, rel: &str) -> Result<(), Diagnostic> {
+fn make_parents(out: &Path, rel: &str, made: &mut std::collections::HashSet<String>) -> Result<(), Diagnostic> {
     let parts: Vec<&str> = rel.split('/').collect();
+    let Some(parent) = rel.rfind('/').map(|i| &rel[..i]) else { return Ok(()) };
+    if made.contains(parent) {
+        return Ok(());
+    }
     let mut path = out.to_path_buf();
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
         path.push(part);
+        let so_far = parts[..=i].join("/");
+        if made.contains(&so_far) {
+            continue;
+        }
+        made.insert(so_far);
         match fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => {}
             Ok(m) => return Err(blocked(out, &parts[..=i].join("/"), Kind::of(&m))),

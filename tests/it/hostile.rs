@@ -92,6 +92,26 @@ fn writes_never_follow_a_symlink_in_out() {
     assert!(std::fs::read_dir(pod.path("elsewhere")).unwrap().next().is_none());
 }
 
+/// A pull request may commit a half-applied write: `.clawc-stage/` with a journal. The next
+/// run completes it, but moves only regular files it finds staged: a staged symlink (here
+/// to a file outside the tree) is never placed into the tree.
+#[test]
+fn a_committed_journal_never_moves_a_symlink_into_the_tree() {
+    let pod = pod();
+    compiled(&pod);
+    std::fs::write(pod.path("outside.txt"), CANARY).unwrap();
+    std::fs::create_dir(pod.path("out/.clawc-stage")).unwrap();
+    symlink(pod.path("outside.txt"), pod.path("out/.clawc-stage/0")).unwrap();
+    std::fs::write(pod.path("out/.clawc-stage/1"), "staged").unwrap();
+    let journal = r#"{"writes":[["0","context/bot/planted"],["1","context/bot/staged.txt"]],"deletes":[]}"#;
+    std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(std::fs::symlink_metadata(pod.path("out/context/bot/planted")).is_err(), "a staged symlink was moved into the tree");
+    assert!(!pod.path("out/.clawc-stage").exists());
+    assert_silent_about(&run, CANARY);
+}
+
 /// Edits the lock of `out` to claim `path` with `sha256`.
 fn claim(pod: &Pod, path: &str, sha256: &str) {
     let lock_path = pod.path("out/clawc.lock");
