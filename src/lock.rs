@@ -133,9 +133,8 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         outputs: {
             // A rendering shared by many agents is hashed once.
             let mut hashes: std::collections::HashMap<(usize, bool), String> = std::collections::HashMap::new();
-            let mut hash = |a: &crate::artifact::Artifact| {
-                hashes.entry((a.bytes.as_ptr() as usize, a.secret)).or_insert_with(|| output_hash(a, built.secrets)).clone()
-            };
+            let mut hash =
+                |a: &crate::artifact::Artifact| hashes.entry(a.rendering()).or_insert_with(|| output_hash(a, built.secrets)).clone();
             built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: hash(a) }).collect()
         },
     };

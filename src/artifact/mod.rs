@@ -21,6 +21,14 @@ pub struct Artifact {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ArtifactSet(pub BTreeMap<String, Artifact>);
 
+impl Artifact {
+    /// Which rendering this is (shared bytes and mode): files that share one are the same
+    /// file, hashed and scanned once.
+    pub fn rendering(&self) -> (usize, bool) {
+        (self.bytes.as_ptr() as usize, self.secret)
+    }
+}
+
 impl ArtifactSet {
     pub fn insert(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>) {
         self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret: false });
@@ -33,6 +41,6 @@ impl ArtifactSet {
     /// Each distinct rendering once (by identity, not content), with one of its paths.
     pub fn distinct(&self) -> impl Iterator<Item = (&str, &Artifact)> {
         let mut seen = std::collections::HashSet::new();
-        self.0.iter().filter(move |(_, a)| seen.insert((a.bytes.as_ptr() as usize, a.secret))).map(|(p, a)| (p.as_str(), a))
+        self.0.iter().filter(move |(_, a)| seen.insert(a.rendering())).map(|(p, a)| (p.as_str(), a))
     }
 }

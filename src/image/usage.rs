@@ -18,8 +18,9 @@ pub(crate) fn references(pod: &Pod, overrides: &BTreeSet<String>) -> BTreeMap<St
     let mut out: BTreeMap<String, bool> = BTreeMap::new();
     for (name, svc) in &pod.services {
         let Some(image) = &svc.image else { continue };
-        let described_by_file =
-            overrides.contains(name) || svc.claw.as_ref().is_some_and(|c| c.describe_file.is_some()) || name == crate::pod::CLAW_WALL;
+        let described_by_file = overrides.contains(name)
+            || svc.claw.as_ref().is_some_and(|c| c.describe_file.is_some())
+            || crate::source::builtin::describes_pod_service(name);
         *out.entry(image.value.clone()).or_default() |= !described_by_file;
     }
     out

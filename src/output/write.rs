@@ -362,27 +362,24 @@ fn apply(out: &Path, journal: &Journal, fresh: bool) -> Result<(), Diagnostic> {
     fs::remove_dir_all(&dir).map_err(|e| io("remove staging", &dir, e))
 }
 
-/// Creates the directories on the way to `rel`, refusing any component that is not one.
+/// Creates the directories on the way to `rel`, refusing any component that is not one;
+/// `made` holds those this apply already made or saw.
 fn make_parents(out: &Path, rel: &str, made: &mut std::collections::HashSet<String>) -> Result<(), Diagnostic> {
     let parts: Vec<&str> = rel.split('/').collect();
-    let Some(parent) = rel.rfind('/').map(|i| &rel[..i]) else { return Ok(()) };
-    if made.contains(parent) {
-        return Ok(());
-    }
     let mut path = out.to_path_buf();
-    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
-        path.push(part);
-        let so_far = parts[..=i].join("/");
-        if made.contains(&so_far) {
+    for i in 0..parts.len() - 1 {
+        path.push(parts[i]);
+        let dir = parts[..=i].join("/");
+        if made.contains(&dir) {
             continue;
         }
-        made.insert(so_far);
         match fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => {}
-            Ok(m) => return Err(blocked(out, &parts[..=i].join("/"), Kind::of(&m))),
+            Ok(m) => return Err(blocked(out, &dir, Kind::of(&m))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&path).map_err(|e| io("create directory", &path, e))?,
             Err(e) => return Err(io("inspect", &path, e)),
         }
+        made.insert(dir);
     }
     Ok(())
 }

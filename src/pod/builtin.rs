@@ -24,8 +24,6 @@ use std::collections::{BTreeMap, BTreeSet};
 const WALL_TOOLS: [&str; 2] = ["search_channel_context", "get_channel_messages"];
 const WALL_PORT: &str = "8080";
 const WALL_FEED_TTL: u64 = 30;
-/// The variable a Discord reader's bot token is in, in the reader's `environment`.
-const READER_TOKEN: &str = "DISCORD_BOT_TOKEN";
 
 /// `context.channel`: what shapes the wall's feeds. Unset fields keep the defaults.
 #[derive(Clone, Debug, Default)]
@@ -102,7 +100,8 @@ impl Cx<'_> {
             && master.is_none()
         {
             let help = "name the service that holds the principals in `x-claw.master`, or remove `principals`";
-            self.push(Diagnostic::error(diags::REQUIRES_MASTER, "x-claw.principals requires x-claw.master to be set").at(p.loc).help(help));
+            self.diags
+                .push(Diagnostic::error(diags::REQUIRES_MASTER, "x-claw.principals requires x-claw.master to be set").at(p.loc).help(help));
         }
         for (k, v) in raw {
             let (Some(name), Some(node)) = (k.as_str(), v.get("x-claw").and_then(|x| x.get("claw-api"))) else { continue };
@@ -113,7 +112,7 @@ impl Cx<'_> {
                 Some("self") if master.is_none() => {
                     let msg = format!("service \"{name}\": claw-api: self requires x-claw.master to be set");
                     let help = "set `x-claw.master` at the pod level, or remove `claw-api: self`";
-                    self.push(Diagnostic::error(diags::REQUIRES_MASTER, msg).at(node.loc).help(help));
+                    self.diags.push(Diagnostic::error(diags::REQUIRES_MASTER, msg).at(node.loc).help(help));
                 }
                 Some("self") => {}
                 other => {
@@ -148,7 +147,7 @@ impl Cx<'_> {
                 .at(svc.loc)
                 .also(loc, format!("claw up injects claw-api because {why}"))
                 .help("rename this service: claw up adds its own claw-api (the governance API) to this pod");
-            self.push(d);
+            self.diags.push(d);
             return None;
         }
         let port = api_port(self.env.get("CLAW_API_ADDR"));
@@ -226,7 +225,7 @@ impl Cx<'_> {
                 .at(svc.loc)
                 .also(loc, "claw up injects the conversation wall because of this handle")
                 .help("rename this service: claw up adds its own claw-wall to this pod");
-            self.push(d);
+            self.diags.push(d);
             return None;
         }
         if !self.wall_readers(services, &triggers) {
@@ -283,10 +282,11 @@ impl Cx<'_> {
         services: &BTreeMap<String, Service>,
         triggers: &[(String, BTreeSet<String>, Loc, ChannelSettings)],
     ) -> bool {
+        let token = crate::pod::platform_token_var("discord").expect("discord has a bot token variable");
         let readers: Vec<(&str, BTreeSet<String>)> = services
             .values()
             .filter(|s| s.claw.is_some())
-            .filter(|s| s.environment.get(READER_TOKEN).and_then(|v| v.value.as_deref()).is_some_and(|t| !t.trim().is_empty()))
+            .filter(|s| s.environment.get(token).and_then(|v| v.value.as_deref()).is_some_and(|t| !t.trim().is_empty()))
             .map(|s| (s.name.as_str(), discord_channels(s)))
             .collect();
         let mut ok = true;
@@ -299,9 +299,9 @@ impl Cx<'_> {
                 ok = false;
                 let msg = format!("conversation wall injection triggered but channel \"{channel}\" has no eligible Discord reader token");
                 let help = format!(
-                    "give a claw-managed service whose Discord handle lists channel {channel} (e.g. \"{name}\") a `{READER_TOKEN}` in its `environment`"
+                    "give a claw-managed service whose Discord handle lists channel {channel} (e.g. \"{name}\") a `{token}` in its `environment`"
                 );
-                self.push(Diagnostic::error(diags::WALL_READER, msg).at(*loc).help(help));
+                self.diags.push(Diagnostic::error(diags::WALL_READER, msg).at(*loc).help(help));
             }
         }
         ok
@@ -331,27 +331,24 @@ impl Cx<'_> {
                 }
             }
         }
-        for (keys, slot) in [(&["limit"][..], 0), (&["max-chars", "max_chars"][..], 1), (&["buffer"][..], 2)] {
-            let Some(n) = keys.iter().find_map(|k| channel.get(k)).filter(|n| !n.is_null()) else { continue };
-            let value = match n.as_i64() {
-                Some(v) if v > 0 => v as u64,
-                Some(_) => continue,
-                None => {
-                    self.wrong_type(&format!("{what}.{}", keys[0]), "an integer", n);
-                    continue;
-                }
-            };
-            match slot {
-                0 => s.limit = Some(value),
-                1 => s.max_chars = Some(value),
-                _ => {}
-            }
-        }
+        s.limit = self.channel_count(channel, &["limit"], &what);
+        s.max_chars = self.channel_count(channel, &["max-chars", "max_chars"], &what);
+        // `buffer` sizes the wall's own buffer, not the agents' feeds: only its type matters here.
+        self.channel_count(channel, &["buffer"], &what);
         s
     }
 
-    fn push(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+    /// The first of `keys` in `channel` when it is a positive integer (`claw up` uses only
+    /// those); a value that is not an integer is an error.
+    fn channel_count(&mut self, channel: &Node, keys: &[&str], what: &str) -> Option<u64> {
+        let n = keys.iter().find_map(|k| channel.get(k)).filter(|n| !n.is_null())?;
+        match n.as_i64() {
+            Some(v) => u64::try_from(v).ok().filter(|v| *v > 0),
+            None => {
+                self.wrong_type(&format!("{what}.{}", keys[0]), "an integer", n);
+                None
+            }
+        }
     }
 }
 

@@ -83,6 +83,28 @@ pub struct Injected {
     pub projected: std::collections::BTreeSet<String>,
 }
 
+/// The variable a channel platform's bot token is read from (Clawdapus'
+/// `PlatformTokenVar`); `None` for a platform it does not know.
+pub(crate) fn platform_token_var(platform: &str) -> Option<&'static str> {
+    Some(match platform.to_ascii_lowercase().as_str() {
+        "discord" => "DISCORD_BOT_TOKEN",
+        "dingtalk" => "DINGTALK_BOT_TOKEN",
+        "feishu" => "FEISHU_BOT_TOKEN",
+        "line" => "LINE_BOT_TOKEN",
+        "maixcam" => "MAIXCAM_BOT_TOKEN",
+        "matrix" => "MATRIX_BOT_TOKEN",
+        "onebot" => "ONEBOT_BOT_TOKEN",
+        "pico" => "PICO_BOT_TOKEN",
+        "qq" => "QQ_BOT_TOKEN",
+        "slack" => "SLACK_BOT_TOKEN",
+        "telegram" => "TELEGRAM_BOT_TOKEN",
+        "wecom" => "WECOM_BOT_TOKEN",
+        "wecom_app" => "WECOM_APP_BOT_TOKEN",
+        "whatsapp" => "WHATSAPP_BOT_TOKEN",
+        _ => return None,
+    })
+}
+
 /// `{claw_id}` in a feed name or path, replaced by the agent id (the one place it is).
 pub(crate) fn for_agent(text: &str, agent: &str) -> String {
     text.replace("{claw_id}", agent)

@@ -165,7 +165,7 @@ pub(crate) fn render(
             };
             if s.scheme == "channel" {
                 let name = format!("surface-{}.md", s.target.replace('/', "-").trim());
-                ctx.token = platform_token_var(&s.target);
+                ctx.token = crate::pod::platform_token_var(&s.target);
                 ctx.skill = Some(name.clone());
                 skills.push(SkillCtx { name, why: format!("{} channel surface", s.target) });
             }
@@ -292,26 +292,4 @@ fn handle_ctx<'a>(platform: &'a str, h: &'a Handle) -> HandleCtx<'a> {
         .map(|g| GuildCtx { id: &g.id, name: &g.name, channels: g.channels.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect() })
         .collect();
     HandleCtx { platform, id: &h.id, username: &h.username, guilds }
-}
-
-/// The variable a channel platform's bot token is read from (Clawdapus'
-/// `PlatformTokenVar`); `None` for a platform it does not know.
-fn platform_token_var(platform: &str) -> Option<&'static str> {
-    Some(match platform.to_ascii_lowercase().as_str() {
-        "discord" => "DISCORD_BOT_TOKEN",
-        "dingtalk" => "DINGTALK_BOT_TOKEN",
-        "feishu" => "FEISHU_BOT_TOKEN",
-        "line" => "LINE_BOT_TOKEN",
-        "maixcam" => "MAIXCAM_BOT_TOKEN",
-        "matrix" => "MATRIX_BOT_TOKEN",
-        "onebot" => "ONEBOT_BOT_TOKEN",
-        "pico" => "PICO_BOT_TOKEN",
-        "qq" => "QQ_BOT_TOKEN",
-        "slack" => "SLACK_BOT_TOKEN",
-        "telegram" => "TELEGRAM_BOT_TOKEN",
-        "wecom" => "WECOM_BOT_TOKEN",
-        "wecom_app" => "WECOM_APP_BOT_TOKEN",
-        "whatsapp" => "WHATSAPP_BOT_TOKEN",
-        _ => return None,
-    })
 }

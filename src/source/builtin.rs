@@ -8,6 +8,13 @@ use crate::pod::{CLAW_API, CLAW_WALL};
 
 pub(crate) struct BuiltIn;
 
+/// Whether a service of the pod itself (not an injected one) is described by a built-in
+/// descriptor: Clawdapus gives a service named claw-wall the wall's descriptor even when
+/// it injects no wall (a pod service named claw-api is an ordinary service).
+pub(crate) fn describes_pod_service(name: &str) -> bool {
+    name == CLAW_WALL
+}
+
 /// The built-in descriptor text for service `name`, if it has one.
 pub(crate) fn text(name: &str) -> Option<&'static str> {
     match name {

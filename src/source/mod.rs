@@ -106,9 +106,7 @@ impl From<&Service> for Declared {
             stdio: s.claw.as_ref().and_then(|c| c.stdio.clone()),
             sidecar: role == Some(Role::McpStdio),
             agent: role == Some(Role::Agent),
-            // Clawdapus gives a service of the pod named claw-wall the wall's descriptor
-            // even when it injects no wall.
-            builtin: s.name == crate::pod::CLAW_WALL,
+            builtin: builtin::describes_pod_service(&s.name),
         }
     }
 }
