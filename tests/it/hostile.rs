@@ -112,6 +112,27 @@ fn a_committed_journal_never_moves_a_symlink_into_the_tree() {
     assert_silent_about(&run, CANARY);
 }
 
+/// The wall's reader check looks at a `DISCORD_BOT_TOKEN` value (is it blank?): its
+/// diagnostic names the channel and the variable, never the value.
+#[test]
+fn the_wall_reader_check_never_prints_the_bot_token() {
+    let pod = Pod::new(&format!(
+        "services:\n  reader:\n    image: x\n    x-claw:\n      cllama: passthrough\n      handles:\n        discord: {{id: \"1\", guilds: [{{id: g, channels: [\"7\"]}}]}}\n  other:\n    image: x\n    environment:\n      DISCORD_BOT_TOKEN: {CANARY}\n    x-claw:\n      cllama: passthrough\n      handles:\n        discord: {{id: \"2\", guilds: [{{id: g, channels: [\"8\"]}}]}}\n"
+    ));
+    for format in ["human", "json"] {
+        let run = human(&pod, &["compile", "claw-pod.yml", "-o", "out", "--images", "none", "--format", format]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(
+            run.stdout.contains("clawc::pod::wall_reader") || run.stderr.contains("clawc::pod::wall_reader"),
+            "{}{}",
+            run.stdout,
+            run.stderr
+        );
+        assert_silent_about(&run, CANARY);
+    }
+    assert!(!pod.path("out").exists());
+}
+
 /// Edits the lock of `out` to claim `path` with `sha256`.
 fn claim(pod: &Pod, path: &str, sha256: &str) {
     let lock_path = pod.path("out/clawc.lock");
