@@ -510,6 +510,21 @@ catalogue! {
         TOO_LARGE = "clawc::skill::too_large" (Skill, Error, Input)
             "A skill folder holds over 10,000 files, nests deeper than 32 directories or holds over 256 MiB in all (one file over 8 MiB is `clawc::source::too_large`)."
             "the skill folder `skills/weather` holds more than 10000 files";
+        NOT_FOUND = "clawc::skill::not_found" (Skill, Error, Input)
+            "An `x-claw.skills` entry (after `skills-defaults`) names a path that does not exist relative to the pod's directory. It must be a markdown file or a skill folder holding `SKILL.md`."
+            "skill \"skills/git-pr.md\" was not found";
+        DUPLICATE_NAME = "clawc::skill::duplicate_name" (Skill, Warning, Input)
+            "Two skills of one layer of an agent (two descriptor skills of its service surfaces, or two `x-claw.skills` entries) have the same name: the later replaces the earlier, as `claw up` merges them. A pod skill replacing a descriptor skill is a deliberate override and only reported."
+            "skill \"api.md\" of surface \"billing\" replaces the one of surface \"crm\"";
+        MISSING_SECTION = "clawc::skill::missing_section" (Skill, Warning, Input)
+            "A SPEC-0023 skill (it has a Tool Discovery section, or every markdown skill under `--strict`) lacks a required section: Title, Purpose, Tool Discovery, Execution or Validation."
+            "skill \"git-pr\" has no Validation section";
+        BAD_TIER = "clawc::skill::bad_tier" (Skill, Warning, Input)
+            "An agent's `CLAUDEOPS_TIER` is not 1, 2 or 3 (the agent is treated as tier 1), or a skill's Tier Requirement names no tier clawc can read (the skill is held back)."
+            "CLAUDEOPS_TIER \"high\" is not 1, 2 or 3; the agent is treated as tier 1";
+        NO_TOOL = "clawc::skill::no_tool" (Skill, Error, Input)
+            "No candidate of a skill's Tool Discovery list is in the agent's tool inventory (its granted tools and the CLIs of its image), and the skill is not held back by its tier."
+            "[skill:container-health] ERROR: No suitable tool found for Container Health";
     }
 
     /// `crate::registry::codes`.

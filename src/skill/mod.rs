@@ -28,10 +28,12 @@ pub(crate) mod files;
 pub(crate) mod frontmatter;
 pub(crate) mod json;
 pub(crate) mod manifest;
+pub(crate) mod markdown;
 pub(crate) mod names;
 pub(crate) mod package;
 pub(crate) mod params;
 pub(crate) mod policy;
+pub(crate) mod resolve;
 pub(crate) mod template;
 pub(crate) mod write;
 
