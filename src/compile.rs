@@ -83,6 +83,8 @@ pub struct Analysis {
     pub plans: BTreeMap<String, grant::Plan>,
     /// Runner projections of the agents whose tools run natively.
     pub native: BTreeMap<String, crate::project::native::NativePlan>,
+    /// Each agent service's skills, merged and judged.
+    pub(crate) skills: BTreeMap<String, Vec<crate::skill::carried::Judged>>,
 }
 
 impl Compiled {
@@ -159,9 +161,13 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         // Absent now; its appearance could change the output.
         log.record(reference, "image", None);
     }
+    let (operator, ds) = crate::skill::operator::read(&pod, &pod_dir, &log, sources);
+    diags.extend(ds);
     let described = describe_all(&pod, &pod_dir, opts, &images, &log, sources, diags);
     let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
+    let skills = skill_inputs(operator, &pod, &pod_dir, &log, &described, &images, sources);
+    diags.extend(crate::project::skills::lint(&skills, opts.strict, sources));
     if diags.has_errors() {
         return None;
     }
@@ -170,7 +176,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    let core = build(pod, described, &env, opts.secrets, sources, diags)?;
+    let core = build(pod, described, &skills, &env, opts.secrets, sources, diags)?;
     let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
@@ -178,6 +184,40 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     let mut artifacts = core.artifacts;
     artifacts.insert_secret(crate::lock::LOCK, lock, secret);
     Some(Built { artifacts, agents, secrets: core.secrets, analysis: core.analysis })
+}
+
+/// What the skill stage needs from the edge: the operator skills read, each descriptor
+/// skill (its text joins the source map), and the CLIs of each agent's image.
+fn skill_inputs(
+    operator: crate::skill::operator::Read,
+    pod: &Pod,
+    pod_dir: &Path,
+    log: &InputLog,
+    described: &BTreeMap<String, Described>,
+    images: &ImageSet,
+    sources: &mut SourceMap,
+) -> crate::project::skills::Inputs {
+    use crate::skill::carried::Skill;
+    let descriptor: BTreeMap<String, Arc<Skill>> = described
+        .iter()
+        .filter_map(|(name, d)| {
+            let k = d.descriptor.as_ref()?.skill.as_ref()?;
+            Some((name.clone(), Arc::new(Skill::file(k.name.clone(), k.source.clone(), k.text.as_str().into(), sources))))
+        })
+        .collect();
+    let mut cli = BTreeMap::new();
+    // Only agents that carry a skill need their CLIs (a Dockerfile is read again for them).
+    let carries = |c: &crate::pod::Claw| {
+        c.role == crate::pod::Role::Agent
+            && (!c.skills.is_empty() || c.surfaces.iter().any(|s| s.scheme == "service" && descriptor.contains_key(&s.target)))
+    };
+    for (name, service) in pod.services.iter().filter(|(_, s)| s.claw.as_ref().is_some_and(carries)) {
+        let declared = Declared::from(service);
+        let label = crate::source::label(&Request::new(pod_dir, &declared, log), images, crate::project::skills::CLI_LABEL);
+        let facts = service.image.as_ref().and_then(|i| images.found.get(&i.value));
+        cli.insert(name.clone(), crate::project::skills::clis(label.as_deref(), facts.and(None)));
+    }
+    crate::project::skills::Inputs { operator, descriptor, cli }
 }
 
 /// Reads and parses the pod and its `.env` (the first pass, up to expanded services),
@@ -418,6 +458,7 @@ pub(crate) struct Core {
 pub(crate) fn build(
     pod: Pod,
     described: BTreeMap<String, Described>,
+    skills: &crate::project::skills::Inputs,
     env: &Env,
     mode: grant::SecretMode,
     sources: &SourceMap,
@@ -433,6 +474,8 @@ pub(crate) fn build(
     let (native, ds) = project::native::plan(&pod, &registry, &plans);
     diags.extend(ds);
     diags.extend(project::native::warnings(&native, &pod, mode));
+    let (skills, ds) = crate::project::skills::judge_all(&pod, &registry, &plans, &native, skills, sources);
+    diags.extend(ds);
     if diags.has_errors() {
         return None;
     }
@@ -441,7 +484,7 @@ pub(crate) fn build(
         // Projection runs once, redacted, and the leak scan reads that; with inline tokens
         // only the files that carry them are rendered again. report.json comes last, with
         // every warning (the scan's too).
-        let redacted = project::project(&pod, &registry, &plans, &native, sources);
+        let redacted = project::project(&pod, &registry, &plans, &native, &skills, sources);
         diags.extend(secrets::scan(&redacted.artifacts, &secrets, sources, pod.file));
         if diags.has_errors() {
             return None;
@@ -458,5 +501,5 @@ pub(crate) fn build(
         }
         tree
     };
-    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans, native } })
+    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
 }

@@ -132,7 +132,7 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: {
             // A rendering shared by many agents is hashed once.
-            let mut hashes: std::collections::HashMap<(usize, bool), String> = std::collections::HashMap::new();
+            let mut hashes: std::collections::HashMap<(usize, u32), String> = std::collections::HashMap::new();
             let mut hash =
                 |a: &crate::artifact::Artifact| hashes.entry(a.rendering()).or_insert_with(|| output_hash(a, built.secrets)).clone();
             built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: hash(a) }).collect()
@@ -204,7 +204,9 @@ pub(crate) fn replay(
         return Replay::Unknown;
     }
     // Files read out of images cannot be re-hashed without reading the images again.
-    if lock.inputs.iter().any(|i| i.role == "image") {
+    // Nor can a skill folder's listing be vouched for by its files' hashes: a file added
+    // to it changes the output.
+    if lock.inputs.iter().any(|i| i.role == "image" || i.role == crate::skill::operator::FOLDER_ROLE) {
         return Replay::Unknown;
     }
     let digest = record::lock_digest(&text);

@@ -63,6 +63,13 @@ impl SourceFile {
         let col = self.text[line_start..at].chars().count() as u32 + 1;
         Span { start, end, line: line as u32, col }
     }
+
+    /// The span of 1-based `line` (without its newline); the last line when past the end.
+    pub fn line(&self, line: u32) -> Span {
+        let start = self.text.split_inclusive('\n').take(line.saturating_sub(1) as usize).map(str::len).sum::<usize>();
+        let end = self.text[start..].find('\n').map_or(self.text.len(), |n| start + n);
+        self.span(start, end)
+    }
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {

@@ -14,6 +14,9 @@ pub struct Artifact {
     pub bytes: Arc<[u8]>,
     /// Holds a literal secret: written with mode 0600.
     pub secret: bool,
+    /// A skill folder's script that was executable: written with mode 0755 (it never
+    /// holds a literal token: clawc copies it, and the leak scan refuses one in it).
+    pub executable: bool,
 }
 
 /// Every output file by `/`-separated path relative to the output directory. A BTreeMap,
@@ -24,18 +27,32 @@ pub struct ArtifactSet(pub BTreeMap<String, Artifact>);
 impl Artifact {
     /// Which rendering this is (shared bytes and mode): files that share one are the same
     /// file, hashed and scanned once.
-    pub fn rendering(&self) -> (usize, bool) {
-        (self.bytes.as_ptr() as usize, self.secret)
+    pub fn rendering(&self) -> (usize, u32) {
+        (self.bytes.as_ptr() as usize, self.mode())
+    }
+
+    /// The file's permission bits in the tree.
+    pub fn mode(&self) -> u32 {
+        match (self.secret, self.executable) {
+            (true, _) => 0o600,
+            (false, true) => 0o755,
+            (false, false) => 0o644,
+        }
     }
 }
 
 impl ArtifactSet {
     pub fn insert(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>) {
-        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret: false });
+        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret: false, executable: false });
+    }
+
+    /// A copied skill file, executable when its source was.
+    pub fn insert_copy(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>, executable: bool) {
+        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret: false, executable });
     }
 
     pub fn insert_secret(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>, secret: bool) {
-        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret });
+        self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret, executable: false });
     }
 
     /// Each distinct rendering once (by identity, not content), with one of its paths.

@@ -100,16 +100,18 @@ fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, age
             })
         })
         .collect();
+    let brought = skill_tools(a, service);
     if format == Format::Json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "agent": agent, "service": service, "tools": rows }))
+            serde_json::to_string_pretty(&serde_json::json!({ "agent": agent, "service": service, "tools": rows, "skill_tools": brought }))
                 .expect("list serializes")
         );
         return 0;
     }
     if rows.is_empty() {
         println!("{agent} can call no tools (deny by default).");
+        print_skill_tools(agent, &brought);
         return 0;
     }
     let by = access::executor(a, service);
@@ -127,5 +129,47 @@ fn list(a: &crate::compile::Analysis, sources: &crate::sourcemap::SourceMap, age
         })
         .collect();
     print!("{}", super::table(&table, "  "));
+    print_skill_tools(agent, &brought);
     0
+}
+
+/// The tools an agent's skills bring (not held back), with the skill each comes from and
+/// whether a granted tool shadows it.
+fn skill_tools(a: &crate::compile::Analysis, service: &str) -> Vec<serde_json::Value> {
+    let judged = a.skills.get(service).map_or(&[][..], Vec::as_slice);
+    judged
+        .iter()
+        .filter(|j| j.held_back.is_none())
+        .flat_map(|j| {
+            let skill = &j.entry.skill;
+            skill.tools().iter().map(move |t| {
+                let by = j.shadowed.iter().find(|(n, _)| *n == t.name).map(|(_, by)| by.clone());
+                serde_json::json!({
+                    "tool": t.name,
+                    "skill": skill.name,
+                    "source": skill.source,
+                    "kind": skill.kind(),
+                    "shadowed_by": by,
+                })
+            })
+        })
+        .collect()
+}
+
+/// Prints the skill-brought tools, after the granted ones.
+fn print_skill_tools(agent: &str, brought: &[serde_json::Value]) {
+    if brought.is_empty() {
+        return;
+    }
+    let cell = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap_or("").to_string();
+    let table: Vec<Vec<String>> = brought
+        .iter()
+        .map(|r| {
+            let status = r["shadowed_by"].as_str().map_or_else(|| "brought".to_string(), |by| format!("shadowed by {by}"));
+            vec![cell(r, "tool"), format!("skill {} ({})", cell(r, "skill"), cell(r, "source")), status]
+        })
+        .collect();
+    println!();
+    println!("{agent}'s skills bring {} tool{}:", brought.len(), if brought.len() == 1 { "" } else { "s" });
+    print!("{}", super::table(&table, "  "));
 }

@@ -168,7 +168,7 @@ fn holdings(view: &PodView, side: &Loaded, described: &crate::describe::Describe
     described.name.clone_from(&view.service);
     let (registry, _) = Registry::build(BTreeMap::from([(view.service.clone(), described)]), &side.sources);
     let (plans, _) = grant::resolve(&view.pod, &registry, &view.env, SecretMode::Redact);
-    let a = Analysis { pod: view.pod.clone(), registry, plans, native: BTreeMap::new() };
+    let a = Analysis { pod: view.pod.clone(), registry, plans, native: BTreeMap::new(), skills: BTreeMap::new() };
     let svc = view.service.as_str();
     let names: Vec<String> =
         a.registry.services.get(svc).map(|d| d.descriptor.tools.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();

@@ -56,10 +56,6 @@ fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot {what} `{}`: {e}", path.display())).help("check that the output directory is writable")
 }
 
-fn mode_of(secret: bool) -> u32 {
-    if secret { 0o600 } else { 0o644 }
-}
-
 /// The journal: what the commit does, in order.
 #[derive(Serialize, Deserialize, Debug, Default)]
 struct Journal {
@@ -257,7 +253,7 @@ pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: &str, secrets: &BTreeMap<S
 }
 
 fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
-    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == mode_of(a.secret) && same_bytes(out, rel, a)
+    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && same_bytes(out, rel, a)
 }
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
@@ -299,15 +295,11 @@ fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &A
         }
         let a = &artifacts.0[rel];
         let path = dir.join(name);
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode_of(a.secret))
-            .open(&path)
-            .map_err(|e| io("stage a file in", &dir, e))?;
+        let mut f =
+            fs::OpenOptions::new().write(true).create_new(true).mode(a.mode()).open(&path).map_err(|e| io("stage a file in", &dir, e))?;
         f.write_all(&a.bytes).map_err(|e| io("write", &path, e))?;
         // The umask must not loosen or tighten what clawc promises.
-        f.set_permissions(fs::Permissions::from_mode(mode_of(a.secret))).map_err(|e| io("set the mode of", &path, e))?;
+        f.set_permissions(fs::Permissions::from_mode(a.mode())).map_err(|e| io("set the mode of", &path, e))?;
     }
     let tmp = dir.join(format!("{JOURNAL}.tmp"));
     fs::write(&tmp, serde_json::to_vec(journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;

@@ -44,6 +44,8 @@ struct Ctx<'a> {
     handles: Vec<HandleCtx<'a>>,
     feeds: Vec<FeedCtx<'a>>,
     skills: Vec<SkillCtx>,
+    /// SPEC-0023 tool resolution, a line per skill.
+    resolution: Vec<String>,
     tools: Vec<ToolCtx<'a>>,
     /// The runner that loads the tools natively (else cllama presents them).
     tools_runner: Option<&'static str>,
@@ -133,18 +135,20 @@ struct MemoryCtx<'a> {
     retain: bool,
 }
 
-/// `claw_type` is the agent's runner (its image's `claw.type` label), when known.
-/// `native` is the agent's runner projection when its tools run natively: they are listed
-/// by the names its runner shows the model.
-pub(crate) fn render(
-    pod: &Pod,
-    reg: &Registry,
-    claw: &Claw,
-    agent: &str,
-    plan: &Plan,
-    claw_type: Option<&str>,
-    native: Option<&super::native::NativePlan>,
-) -> String {
+/// One agent service, as its `CLAWDAPUS.md` needs it. `claw_type` is its runner (its
+/// image's `claw.type` label), when known; `native` its runner projection when its tools
+/// run natively (they are listed by the names its runner shows the model); `skills` its
+/// merged and judged skills.
+pub(crate) struct Agent<'a> {
+    pub claw: &'a Claw,
+    pub plan: &'a Plan,
+    pub claw_type: Option<&'a str>,
+    pub native: Option<&'a super::native::NativePlan>,
+    pub skills: &'a [crate::skill::carried::Judged],
+}
+
+pub(crate) fn render(pod: &Pod, reg: &Registry, a: &Agent<'_>, agent: &str) -> String {
+    let Agent { claw, plan, claw_type, native, skills: judged } = *a;
     // Handle skills first, by platform (the map is sorted), then surface skills in surface order.
     let mut skills: Vec<SkillCtx> =
         claw.handles.keys().map(|p| SkillCtx { name: format!("handle-{p}.md"), why: format!("{p} channel identity") }).collect();
@@ -200,12 +204,20 @@ pub(crate) fn render(
             ctx
         })
         .collect();
-    for s in &claw.skills {
-        let name = crate::describe::service::basename(&s.value);
+    // Operator skills in merged order (those held back are not in the tree).
+    for j in judged.iter().filter(|j| j.held_back.is_none() && matches!(j.entry.layer, crate::skill::carried::Layer::Pod { .. })) {
+        let name = &j.entry.skill.file;
         if !["handle-", "surface-", "include-"].iter().any(|p| name.starts_with(p)) {
-            skills.push(SkillCtx { name: name.to_string(), why: "operator-provided skill".to_string() });
+            skills.push(SkillCtx { name: name.clone(), why: "operator-provided skill".to_string() });
         }
     }
+    let resolution: Vec<String> = judged
+        .iter()
+        .filter_map(|j| match &j.held_back {
+            Some(h) => Some(format!("[skill:{}] held back: {}", j.entry.skill.name, h.reason)),
+            None => j.line(),
+        })
+        .collect();
     let cllama = (!claw.cllama.is_empty()).then(|| {
         let first = &claw.cllama[0];
         CllamaCtx {
@@ -247,8 +259,22 @@ pub(crate) fn render(
     let handles = claw.handles.iter().map(|(p, h)| handle_ctx(p, h)).collect();
     let persona = claw.persona.as_ref().map(|p| p.value.as_str());
     let tools_runner = native.map(|n| n.runner.name());
-    let ctx =
-        Ctx { pod: &pod.name, agent, claw_type, persona, surfaces, cllama, handles, feeds, skills, tools, tools_runner, memory, includes };
+    let ctx = Ctx {
+        pod: &pod.name,
+        agent,
+        claw_type,
+        persona,
+        surfaces,
+        cllama,
+        handles,
+        feeds,
+        skills,
+        resolution,
+        tools,
+        tools_runner,
+        memory,
+        includes,
+    };
     let tmpl = env().get_template("CLAWDAPUS.md").expect("the bundled template is registered");
     tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx))).expect("the bundled template renders every context")
 }
@@ -263,16 +289,8 @@ const STAND_IN: &str = "\u{E000}clawc-agent-id\u{E001}";
 /// real rendering holds no `U+E000` (so every one in the shared rendering is a stand-in)
 /// and equals the shared one with the stand-in replaced; otherwise each id is rendered.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn render_replicas(
-    pod: &Pod,
-    reg: &Registry,
-    claw: &Claw,
-    ids: &[String],
-    plan: &Plan,
-    claw_type: Option<&str>,
-    native: Option<&super::native::NativePlan>,
-) -> Vec<Vec<u8>> {
-    let one = |id: &str| render(pod, reg, claw, id, plan, claw_type, native);
+pub(crate) fn render_replicas(pod: &Pod, reg: &Registry, a: &Agent<'_>, ids: &[String]) -> Vec<Vec<u8>> {
+    let one = |id: &str| render(pod, reg, a, id);
     let Some((first_id, rest)) = ids.split_first() else { return Vec::new() };
     let first = one(first_id);
     if rest.is_empty() {

@@ -5,7 +5,9 @@
 //! context/<agent-id>/tools.json         cllama agents with ≥ 1 granted tool
 //! context/<agent-id>/feeds.json         cllama agents with ≥ 1 feed
 //! context/<agent-id>/memory.json        cllama agents with memory
-//! context/<agent-id>/skills/<name>      descriptor skills of the agent's service surfaces
+//! context/<agent-id>/skills/<name>      its skills, merged: descriptor skills of its service
+//!                                       surfaces, then x-claw.skills (a folder copied whole);
+//!                                       a skill its tier may not use is held back
 //! runners/<agent-id>/…                  native agents with ≥ 1 granted tool (see [`native`])
 //! report.json
 //! ```
@@ -14,6 +16,7 @@ pub(crate) mod context_md;
 pub(crate) mod mediated;
 pub(crate) mod native;
 pub(crate) mod report;
+pub(crate) mod skills;
 
 use crate::artifact::ArtifactSet;
 use crate::artifact::json::to_go_json;
@@ -43,6 +46,7 @@ pub(crate) fn project<'a>(
     reg: &'a Registry,
     plans: &'a BTreeMap<String, Plan>,
     natives: &'a BTreeMap<String, NativePlan>,
+    skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
     sources: &SourceMap,
 ) -> Projected<'a> {
     let mut out = ArtifactSet::default();
@@ -53,8 +57,12 @@ pub(crate) fn project<'a>(
         let native = natives.get(service);
         let ids = claw.agent_ids(service);
         let runner = reg.runners.get(service).map(|r| r.runner.as_str());
-        let mds = context_md::render_replicas(pod, reg, claw, &ids, plan, runner, native);
+        let judged = skills.get(service).map_or(&[][..], Vec::as_slice);
+        let agent = context_md::Agent { claw, plan, claw_type: runner, native, skills: judged };
+        let mds = context_md::render_replicas(pod, reg, &agent, &ids);
         let tools = report::tools_report(plan, native, reg, sources);
+        let skill_report = report::skills_report(judged);
+        let skill_files: Vec<(String, Arc<[u8]>, bool)> = crate::project::skills::written(judged).flat_map(|e| e.skill.files()).collect();
         for (id, md) in ids.into_iter().zip(mds) {
             let dir = format!("context/{id}");
             let mut files = Vec::new();
@@ -68,10 +76,9 @@ pub(crate) fn project<'a>(
                     put(&mut out, name, bytes, secret);
                 }
             }
-            for s in claw.surfaces.iter().filter(|s| s.scheme == "service") {
-                if let Some(skill) = reg.services.get(&s.target).and_then(|d| d.skill.as_ref()) {
-                    put(&mut out, &format!("skills/{}", skill.name), skill.text.as_bytes().into(), false);
-                }
+            for (rel, bytes, executable) in &skill_files {
+                files.push(format!("{dir}/skills/{rel}"));
+                out.insert_copy(format!("{dir}/skills/{rel}"), bytes.clone(), *executable);
             }
             if let Some(n) = native {
                 for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Redact) {
@@ -80,7 +87,9 @@ pub(crate) fn project<'a>(
                 }
             }
             files.sort();
-            agents.push(report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files));
+            let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
+            report.skills = skill_report.clone();
+            agents.push(report);
         }
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));

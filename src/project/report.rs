@@ -37,6 +37,159 @@ pub(crate) struct AgentReport<'a> {
     pub artifacts: Vec<String>,
     /// Per service this agent has grants on, in grant order.
     pub summary: Vec<ServiceSummary>,
+    /// Its skills in merged order (replicas share one list).
+    #[serde(skip_serializing_if = "<[SkillReport]>::is_empty")]
+    pub skills: std::sync::Arc<[SkillReport]>,
+}
+
+/// One skill of an agent: where it came from, what clawc found in it, and how its tools
+/// resolved for this agent.
+#[derive(Serialize)]
+pub(crate) struct SkillReport {
+    pub name: String,
+    /// Where it is written in the agent's context (absent when held back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub source: String,
+    /// `descriptor` (a service surface's) or `pod` (`x-claw.skills`).
+    pub from: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    pub kind: crate::skill::carried::Kind,
+    /// The skills of the same name it replaced, earliest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<Replaced>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<crate::skill::carried::Brought>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invalid_tools: Vec<InvalidToolReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed_tools: Vec<ShadowedReport>,
+    pub sections: SectionsReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier_requirement: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<ResolutionReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scope_rules: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct Replaced {
+    pub from: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    pub source: String,
+}
+
+#[derive(Serialize)]
+pub(crate) struct InvalidToolReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub index: usize,
+    pub reasons: Vec<ReasonReport>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ReasonReport {
+    pub rule: &'static str,
+    pub message: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ShadowedReport {
+    pub name: String,
+    pub by: String,
+}
+
+#[derive(Serialize)]
+pub(crate) struct SectionsReport {
+    /// Whether every required section was checked (a SPEC-0023 skill, or `--strict`).
+    pub spec: bool,
+    pub found: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ResolutionReport {
+    #[serde(flatten)]
+    pub outcome: crate::skill::resolve::Resolution,
+    /// SPEC-0023's log line.
+    pub line: String,
+}
+
+/// The report's `skills` of an agent service.
+pub(crate) fn skills_report(judged: &[crate::skill::carried::Judged]) -> std::sync::Arc<[SkillReport]> {
+    use crate::skill::carried::Layer;
+    let layer = |l: &Layer| match l {
+        Layer::Descriptor { service } => ("descriptor", Some(service.clone())),
+        Layer::Pod { .. } => ("pod", None),
+    };
+    judged
+        .iter()
+        .map(|j| {
+            let skill = &j.entry.skill;
+            let (from, service) = layer(&j.entry.layer);
+            let md = &skill.markdown;
+            let invalid = match &skill.body {
+                crate::skill::carried::Body::Folder(f) => f
+                    .invalid
+                    .iter()
+                    .map(|t| InvalidToolReport {
+                        name: t.name.clone(),
+                        index: t.index,
+                        reasons: t
+                            .reasons
+                            .iter()
+                            .map(|r| ReasonReport { rule: r.rule, message: r.message.clone(), line: r.line, column: r.column })
+                            .collect(),
+                    })
+                    .collect(),
+                crate::skill::carried::Body::File(_) => Vec::new(),
+            };
+            SkillReport {
+                name: skill.name.clone(),
+                path: j.held_back.is_none().then(|| format!("skills/{}", skill.file)),
+                source: skill.source.clone(),
+                from,
+                service,
+                kind: skill.kind(),
+                replaces: j
+                    .entry
+                    .replaced
+                    .iter()
+                    .map(|(l, source)| {
+                        let (from, service) = layer(l);
+                        Replaced { from, service, source: source.clone() }
+                    })
+                    .collect(),
+                tools: skill.tools().to_vec(),
+                invalid_tools: invalid,
+                shadowed_tools: j.shadowed.iter().map(|(name, by)| ShadowedReport { name: name.clone(), by: by.clone() }).collect(),
+                sections: SectionsReport {
+                    spec: md.is_spec(),
+                    found: md.found.iter().map(|(s, _)| s.label()).collect(),
+                    missing: if md.is_spec() {
+                        md.missing().into_iter().map(crate::skill::markdown::Section::label).collect()
+                    } else {
+                        Vec::new()
+                    },
+                },
+                tier_requirement: match &md.tier {
+                    Some(crate::skill::markdown::Tier::Min(n)) => Some(*n),
+                    _ => None,
+                },
+                held_back: j.held_back.as_ref().map(|h| h.reason.clone()),
+                resolution: j.resolution.clone().map(|r| ResolutionReport { line: r.line(&skill.name), outcome: r }),
+                scope_rules: md.scope_rules.clone(),
+            }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -212,6 +365,7 @@ pub(crate) fn agent_report<'a>(
         memory,
         artifacts,
         summary: summary(plan, reg),
+        skills: std::sync::Arc::from([]),
     }
 }
 

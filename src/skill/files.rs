@@ -26,6 +26,16 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// Most bytes all the files of a skill folder may hold together.
 pub(crate) const MAX_TOTAL_BYTES: u64 = 256 << 20;
 
+/// One file of a skill folder.
+#[derive(Clone, Debug)]
+pub(crate) struct FolderFile {
+    pub sha256: String,
+    /// Its bytes, when they were asked for ([`SkillDir::read_all`]).
+    pub bytes: Option<std::sync::Arc<[u8]>>,
+    /// Any execute bit is set (scripts keep it when copied).
+    pub executable: bool,
+}
+
 /// A skill folder, and how diagnostics name its files.
 #[derive(Debug)]
 pub(crate) struct SkillDir {
@@ -147,6 +157,16 @@ impl SkillDir {
     /// path. A symlink is hashed as the file it leads to, which must be inside the folder;
     /// a symlinked directory is not followed (its files are listed where they are).
     pub(crate) fn hash_all(&self, skip: &BTreeSet<String>) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
+        Ok(self.walk(skip, false)?.into_iter().map(|(rel, f)| (rel, f.sha256)).collect())
+    }
+
+    /// Every file of the folder, as [`SkillDir::hash_all`] lists them, with its bytes and
+    /// whether it is executable: the folder as a pod copies it into an agent's tree.
+    pub(crate) fn read_all(&self) -> Result<BTreeMap<String, FolderFile>, Vec<Diagnostic>> {
+        self.walk(&BTreeSet::new(), true)
+    }
+
+    fn walk(&self, skip: &BTreeSet<String>, keep: bool) -> Result<BTreeMap<String, FolderFile>, Vec<Diagnostic>> {
         let mut out = BTreeMap::new();
         let mut errors = Vec::new();
         let mut total: u64 = 0;
@@ -227,13 +247,14 @@ impl SkillDir {
                     errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_FILES} files", self.shown_dir())));
                     return Err(errors);
                 }
-                let known = self.read.borrow().get(&rel).cloned();
-                let sha = match known {
-                    Some(sha) => sha,
+                let known = if keep { None } else { self.read.borrow().get(&rel).cloned() };
+                let executable = target.metadata().is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+                let file = match known {
+                    Some(sha256) => FolderFile { sha256, bytes: None, executable },
                     None => match disk::read_regular(&target, MAX_INPUT_BYTES, &rel) {
                         Ok(Contents::Bytes(b)) => {
                             total += b.len() as u64;
-                            sha256_hex(&b)
+                            FolderFile { sha256: sha256_hex(&b), bytes: keep.then(|| b.into()), executable }
                         }
                         Ok(Contents::TooLarge(n)) => {
                             errors.push(
@@ -263,7 +284,7 @@ impl SkillDir {
                     errors.push(too_large(format!("the skill folder `{}` holds more than {MAX_TOTAL_BYTES} bytes", self.shown_dir())));
                     return Err(errors);
                 }
-                out.insert(rel, sha);
+                out.insert(rel, file);
             }
         }
         if errors.is_empty() { Ok(out) } else { Err(errors) }

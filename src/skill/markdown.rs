@@ -33,7 +33,6 @@
 //!   document order (inline code kept as its text); with no list, its paragraphs.
 //! - At most 1,000 candidates and 1,000 scope rules are read, and any name, title or rule
 //!   is cut to 1,000 characters.
-#![cfg_attr(not(test), allow(dead_code, reason = "used by the pod compile, being integrated"))]
 
 use super::resolve::{Candidate, ToolKind};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -64,6 +63,7 @@ impl Section {
     /// The sections REQ-1 says every skill MUST have.
     pub(crate) const REQUIRED: [Section; 5] =
         [Section::Title, Section::Purpose, Section::ToolDiscovery, Section::Execution, Section::Validation];
+    #[cfg(test)]
     pub(crate) const ALL: [Section; 8] = [
         Section::Title,
         Section::Purpose,

@@ -23,6 +23,7 @@
 //! Like the passes of a pod compile, everything here collects diagnostics rather than
 //! stopping at the first, and a single bad tool is a warning that skips that tool only.
 
+pub(crate) mod carried;
 pub(crate) mod compile;
 pub(crate) mod files;
 pub(crate) mod frontmatter;
@@ -30,6 +31,7 @@ pub(crate) mod json;
 pub(crate) mod manifest;
 pub(crate) mod markdown;
 pub(crate) mod names;
+pub(crate) mod operator;
 pub(crate) mod package;
 pub(crate) mod params;
 pub(crate) mod policy;

@@ -17,13 +17,13 @@
 //! - A CLI, or an HTTP command (`curl`, `wget`, …), is available when the image has it. A
 //!   URL is available when the image has `curl` or `wget`, and the log names the URL.
 //! - Names are compared exactly (case matters).
-#![cfg_attr(not(test), allow(dead_code, reason = "used by the pod compile, being integrated"))]
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
 /// A tool path's kind, in SPEC-0023's order of preference (MCP > CLI > HTTP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub(crate) enum ToolKind {
     Mcp,
     Cli,
@@ -293,7 +293,7 @@ mod tests {
         let json = |r: &Resolution| serde_json::to_value(r).expect("serializes");
         assert_eq!(
             json(&Resolution::Using { tool: "gh".into(), kind: ToolKind::Cli }),
-            serde_json::json!({"outcome": "using", "tool": "gh", "kind": "Cli"})
+            serde_json::json!({"outcome": "using", "tool": "gh", "kind": "CLI"})
         );
         assert_eq!(json(&Resolution::NoTool { capability: "x".into() }), serde_json::json!({"outcome": "no_tool", "capability": "x"}));
     }

@@ -346,6 +346,16 @@ pub(crate) struct RunnerDecl {
     pub from: String,
 }
 
+/// A label of the service's image: read from the image when a source had it, else from
+/// the `LABEL` lines of its build's Dockerfile.
+pub(crate) fn label(req: &Request, images: &crate::image::ImageSet, key: &str) -> Option<String> {
+    let reference = req.service.image.as_ref().map(|i| &i.value);
+    if let Some(facts) = reference.and_then(|r| images.found.get(r)) {
+        return facts.label(key).map(String::from);
+    }
+    req.dockerfile().ok().flatten()?.labels.get(key).cloned()
+}
+
 /// The runner an agent declares: its image's `claw.type` label, else its build
 /// Clawfile's `CLAW_TYPE` directive, else the Dockerfile's `LABEL claw.type`.
 pub(crate) fn runner(req: &Request, images: &crate::image::ImageSet) -> Option<RunnerDecl> {

@@ -53,6 +53,11 @@ impl InputLog {
         r
     }
 
+    /// Whether `path` (absolute) resolves inside the input root (see [`fs::InputRoot::holds`]).
+    pub(crate) fn holds(&self, path: &Path) -> bool {
+        self.root.as_ref().is_none_or(|r| r.holds(path))
+    }
+
     /// Records an input that is not a file on disk (a file read out of an image).
     pub(crate) fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
         self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
