@@ -20,6 +20,7 @@ mod images;
 mod layers;
 mod merge;
 mod native;
+mod pod_skills;
 mod robustness;
 mod schemas;
 mod skill;
