@@ -167,7 +167,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
     let skills = skill_inputs(operator, &pod, &pod_dir, &log, &described, &images, sources);
-    diags.extend(crate::project::skills::lint(&skills, opts.strict, sources));
+    diags.extend(crate::project::skills::lint(&pod, &skills, opts.strict, sources));
     if diags.has_errors() {
         return None;
     }

@@ -35,10 +35,17 @@ pub(crate) fn clis(label: Option<&str>, executables: Option<&BTreeSet<String>>) 
     out
 }
 
-/// Every distinct skill once: `clawc::skill::missing_section` for those that lack a
-/// required section.
-pub(crate) fn lint(inputs: &Inputs, strict: bool, sources: &SourceMap) -> Vec<Diagnostic> {
-    inputs.operator.values().chain(inputs.descriptor.values()).flat_map(|s| s.lint(strict, sources)).collect()
+/// Every skill an agent carries, once: `clawc::skill::missing_section` for those that
+/// lack a required section (a descriptor skill no agent carries is not linted).
+pub(crate) fn lint(pod: &Pod, inputs: &Inputs, strict: bool, sources: &SourceMap) -> Vec<Diagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    pod.services
+        .values()
+        .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent))
+        .flat_map(|c| layers(c, inputs))
+        .filter(|(_, skill)| seen.insert(Arc::as_ptr(skill)))
+        .flat_map(|(_, skill)| skill.lint(strict, sources))
+        .collect()
 }
 
 /// Each agent service's skills, merged and judged (replicas share them: tier, grants and

@@ -167,7 +167,10 @@ fn explain_lists_the_tools_a_skill_brings_and_what_shadows_them() {
     assert!(v["skill_tools"][0]["shadowed_by"].is_null());
     let o = clawc().current_dir(pod.dir.path()).args(["explain", "claw-pod.yml", "agent"]).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("agent's skills bring 1 tool:") && text.contains("get_weather") && text.contains("skill weather (skills/weather)"), "{text}");
+    assert!(
+        text.contains("agent's skills bring 1 tool:") && text.contains("get_weather") && text.contains("skill weather (skills/weather)"),
+        "{text}"
+    );
 }
 
 #[test]
