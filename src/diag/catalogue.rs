@@ -508,7 +508,7 @@ catalogue! {
             "A dynamic tool has the name of a static tool (`--static-tools`): the static tool wins and the dynamic one is left out of `dynamic_tools.json`."
             "dynamic tool \"search\" is shadowed by the static tool \"search\"";
         TOO_LARGE = "clawc::skill::too_large" (Skill, Error, Input)
-            "A skill folder holds over 10,000 files, nests deeper than 32 directories or holds over 256 MiB in all (one file over 8 MiB is `clawc::source::too_large`)."
+            "A skill folder holds over 10,000 files, nests deeper than 32 directories or holds over 256 MiB in all, or the skills a pod lists hold over 256 MiB together (one file over 8 MiB is `clawc::source::too_large`)."
             "the skill folder `skills/weather` holds more than 10000 files";
         NOT_FOUND = "clawc::skill::not_found" (Skill, Error, Input)
             "An `x-claw.skills` entry (after `skills-defaults`) names a path that does not exist relative to the pod's directory. It must be a markdown file or a skill folder holding `SKILL.md`."

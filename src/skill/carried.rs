@@ -107,6 +107,14 @@ impl Skill {
         }
     }
 
+    /// How many bytes it holds.
+    pub(crate) fn size(&self) -> u64 {
+        match &self.body {
+            Body::File(text) => text.len() as u64,
+            Body::Folder(f) => f.files.values().map(|ff| ff.bytes.as_ref().map_or(0, |b| b.len() as u64)).sum(),
+        }
+    }
+
     pub(crate) fn kind(&self) -> Kind {
         match &self.body {
             Body::File(_) => Kind::Markdown,

@@ -29,6 +29,7 @@ pub(crate) fn read(pod: &Pod, pod_dir: &Path, log: &InputLog, sources: &mut Sour
     let mut out = BTreeMap::new();
     let mut diags = Vec::new();
     let mut failed = std::collections::BTreeSet::new();
+    let mut total: u64 = 0;
     for svc in pod.services.values() {
         let Some(claw) = &svc.claw else { continue };
         for entry in &claw.skills {
@@ -38,6 +39,18 @@ pub(crate) fn read(pod: &Pod, pod_dir: &Path, log: &InputLog, sources: &mut Sour
             match read_one(&entry.value, entry.loc, pod_dir, log, sources) {
                 Ok((skill, ds)) => {
                     diags.extend(ds);
+                    total += skill.size();
+                    if total > super::files::MAX_TOTAL_BYTES {
+                        diags.push(
+                            Diagnostic::error(
+                                codes::TOO_LARGE,
+                                format!("the pod's skills hold more than {} bytes in all", super::files::MAX_TOTAL_BYTES),
+                            )
+                            .at(entry.loc)
+                            .help("skills hold instructions, manifests and small scripts; move large data elsewhere"),
+                        );
+                        return (out, diags);
+                    }
                     out.insert(entry.value.clone(), Arc::new(skill));
                 }
                 Err(ds) => {

@@ -193,3 +193,22 @@ fn two_descriptor_skills_of_one_name_no_longer_overwrite_each_other_silently() {
     assert_eq!(skills.len(), 1);
     assert_eq!(skills[0]["replaces"][0]["service"], "crm");
 }
+
+#[test]
+fn the_skills_of_a_pod_are_bounded_in_bytes_together() {
+    // Three folders of 96 MiB each (sparse files: nothing is written to disk) are each
+    // within a folder's bound, and over the pod's.
+    let pod = pod_with("[skills/a, skills/b, skills/c]");
+    for name in ["a", "b", "c"] {
+        std::fs::create_dir_all(pod.path(&format!("skills/{name}"))).unwrap();
+        std::fs::write(pod.path(&format!("skills/{name}/SKILL.md")), format!("# {name}\n")).unwrap();
+        for i in 0..12 {
+            let f = std::fs::File::create(pod.path(&format!("skills/{name}/data-{i}.bin"))).unwrap();
+            f.set_len(8 << 20).unwrap();
+        }
+    }
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    run.assert_error("clawc::skill::too_large", "the pod's skills hold more than 268435456 bytes in all");
+    assert!(!pod.out_exists());
+}
