@@ -394,7 +394,7 @@ catalogue! {
             "A descriptor's `skill` is not where it is resolved: the service's build context, else the descriptor file's directory."
             "descriptor skill \"skills/api.md\" was not found in the build context";
         INVALID_SKILL_NAME = "clawc::source::invalid_skill_name" (Source, Error, Input)
-            "A skill path does not end in a file name."
+            "A skill path does not end in a file name, or a file inside a skill folder has a name an agent's tree cannot hold (a backslash, a control character, bytes that are not UTF-8)."
             "skill path \"skills/\" does not end in a file name";
         INVALID_PATH = "clawc::source::invalid_path" (Source, Error, Input)
             "An input path contains a NUL byte."

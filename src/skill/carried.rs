@@ -245,7 +245,7 @@ pub(crate) fn merge(entries: impl IntoIterator<Item = (Layer, Arc<Skill>)>, cons
             });
         }
         let mut replaced = std::mem::take(&mut out[at].replaced);
-        if !Arc::ptr_eq(&out[at].skill, &skill) || out[at].layer != layer {
+        if !Arc::ptr_eq(&out[at].skill, &skill) {
             replaced.push((out[at].layer.clone(), out[at].skill.source.clone()));
         }
         out[at] = Entry { skill, layer, replaced };

@@ -158,6 +158,23 @@ fn read_folder(
         return Err(diags);
     }
     let files = dir.read_all()?;
+    // Every file keeps its name in the agent's tree: refuse a name the tree cannot hold
+    // now, as the input error it is, rather than at write time.
+    let unsafe_names: Vec<Diagnostic> = files
+        .keys()
+        .filter(|rel| !crate::disk::is_safe_relative(rel) || rel.chars().any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER))
+        .map(|rel| {
+            Diagnostic::error(
+                crate::source::diags::INVALID_SKILL_NAME,
+                format!("`{}` cannot be copied into an agent's tree: its name holds a backslash, a control character or bytes that are not UTF-8", dir.shown(rel)),
+            )
+            .at(loc)
+            .help("rename the file inside the skill folder")
+        })
+        .collect();
+    if !unsafe_names.is_empty() {
+        return Err(unsafe_names);
+    }
     for (rel, f) in &files {
         log.record(&format!("{name}/{rel}"), "skill", Some(f.bytes.as_deref().unwrap_or_default()));
     }

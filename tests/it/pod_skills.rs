@@ -212,3 +212,12 @@ fn the_skills_of_a_pod_are_bounded_in_bytes_together() {
     run.assert_error("clawc::skill::too_large", "the pod's skills hold more than 268435456 bytes in all");
     assert!(!pod.out_exists());
 }
+
+#[test]
+fn a_file_name_the_tree_cannot_hold_is_an_input_error_before_anything_is_written() {
+    let pod = pod_with("[skills/odd]").file("skills/odd/SKILL.md", "# Odd\n").file("skills/odd/back\\slash", "x");
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    run.assert_error("clawc::source::invalid_skill_name", "skills/odd/back\\slash");
+    assert!(!pod.out_exists());
+}
