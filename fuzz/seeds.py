@@ -173,6 +173,16 @@ put("dotenv", "long-value.env", "A=" + "x" * 10000 + "\n")
 put("dotenv", "many-lines.env", "".join(f"V{i}=value {i} # c\n" for i in range(400)))
 put("dotenv", "lone-cr.env", "A=1\rB=2\r")
 
+# --- skill (SPEC-0023 markdown) ----------------------------------------------------------
+
+put("skill", "empty.md", "")
+put("skill", "headings-only.md", "# A\n## Tool Discovery\n## Tier Requirement\n### Scope Rules\n")
+put("skill", "deep-lists.md", "# S\n## Tool Discovery\n" + "".join("  " * i + "- `x" + str(i) + "`\n" for i in range(300)))
+put("skill", "deep-quotes.md", "# S\n## Scope Rules\n" + ">" * 5000 + " x\n")
+put("skill", "nul-and-unclosed.md", "# S\x00\n## Tool Discovery\n- `mcp__a__b\n- `` ` ``\n- `*`\n- `.`\n")
+put("skill", "huge-tier.md", "# S\n## Tier Requirement\nTier " + "9" * 100000 + "\n")
+put("skill", "setext-and-frontmatter.md", "---\nname: x\n---\nSkill: T\n===\n## 1) tool discovery (ordered):\n1. `gh pr create`\n2. see HTTP `https://x`\n")
+
 # --- layer and archive -------------------------------------------------------------------
 
 DESCRIBE = json.dumps({"version": 2, "description": "Image.", "tools": [

@@ -29,8 +29,15 @@ pub type Target = fn(&[u8]);
 
 /// Every target: its name (the directory under `fuzz/corpus/` and the file under
 /// `fuzz/fuzz_targets/`) and its entry point.
-pub const TARGETS: &[(&str, Target)] =
-    &[("pod", pod), ("descriptor", descriptor), ("snapshot", snapshot), ("dotenv", dotenv), ("archive", archive), ("layer", layer)];
+pub const TARGETS: &[(&str, Target)] = &[
+    ("pod", pod),
+    ("descriptor", descriptor),
+    ("snapshot", snapshot),
+    ("dotenv", dotenv),
+    ("archive", archive),
+    ("layer", layer),
+    ("skill", skill),
+];
 
 /// The image paths the image targets read (what a compile reads by default).
 const IMAGE_PATHS: [&str; 2] = ["/.claw-describe.json", TOOLS_IMPLICIT];
@@ -180,6 +187,25 @@ pub fn dotenv(data: &[u8]) {
         std::hint::black_box(env.get(name));
     }
     std::hint::black_box(env.digest(&env.used()));
+}
+
+/// (g) A markdown skill (SPEC-0023): its sections, tier, Tool Discovery and scope rules
+/// read, then resolved against a small inventory and its log line written.
+pub fn skill(data: &[u8]) {
+    use crate::skill::{markdown, resolve};
+    let Some(text) = text(data) else { return };
+    let md = markdown::parse(&text);
+    let granted = vec![resolve::Granted {
+        service: "gitea".into(),
+        tool: "create_pull_request".into(),
+        shown: "mcp__gitea__create_pull_request".into(),
+    }];
+    let inventory = resolve::Inventory { granted, cli: ["gh", "curl", "docker"].iter().map(|s| (*s).to_string()).collect() };
+    let capability = md.capability("fuzz");
+    if let Some(r) = resolve::resolve(&md.discovery, &capability, &inventory) {
+        std::hint::black_box(r.line("fuzz"));
+    }
+    std::hint::black_box((md.missing(), md.is_spec(), md.tier, md.scope_rules));
 }
 
 /// (e) A `docker save` archive: written to a temporary file as is (after

@@ -123,6 +123,11 @@ fn layer_corpus() {
     replay("layer");
 }
 
+#[test]
+fn skill_corpus() {
+    replay("skill");
+}
+
 /// Every target has a replay test above, a cargo-fuzz target calling it and a corpus;
 /// every `KNOWN_FAILING` entry names a `crash-*` file that exists.
 #[test]
