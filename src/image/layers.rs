@@ -138,6 +138,11 @@ pub(crate) fn ancestors(path: &str) -> Vec<String> {
     (1..parts.len()).map(|n| format!("/{}", parts[..n].join("/"))).collect()
 }
 
+/// Whether `anc` is one of [`ancestors`] of `path` (both normalised).
+fn is_strict_ancestor(anc: &str, path: &str) -> bool {
+    anc != "/" && path.len() > anc.len() && path.starts_with(anc) && path.as_bytes()[anc.len()] == b'/'
+}
+
 /// Opens a layer blob, whatever its compression.
 pub(crate) fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
     let mut buf = BufReader::new(reader);
@@ -390,8 +395,11 @@ impl<'l> Pass<'l> {
             let mut entry = entry.map_err(unreadable)?;
             let path = normalize(&String::from_utf8_lossy(&entry.path_bytes()));
             // Tars may leave parent directories implicit: an entry proves its parents exist.
-            for anc in ancestors(&path).into_iter().filter(|a| self.interesting.contains(a)) {
-                layer.nodes.entry(anc).or_insert(Node::Dir);
+            // Each interesting path is tested as a prefix rather than every ancestor built:
+            // a deep path's ancestors are quadratic in its length (a 1 MiB long name's
+            // would be hundreds of GB), the interesting paths a handful.
+            for anc in self.interesting.iter().filter(|a| is_strict_ancestor(a, &path)) {
+                layer.nodes.entry(anc.clone()).or_insert(Node::Dir);
             }
             let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
             let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
@@ -764,6 +772,28 @@ mod tests {
         let bomb = b.into_inner().unwrap();
         let err = find_files(1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
         assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("over 1048576 bytes")), "{err:?}");
+    }
+
+    #[test]
+    fn strict_ancestors_by_prefix() {
+        for path in ["/a/b/c", "/a", "/", "/ab/c", "/a/bc"] {
+            for anc in ["/", "/a", "/a/b", "/a/b/c", "/ab", "/a/bc"] {
+                assert_eq!(is_strict_ancestor(anc, path), ancestors(path).iter().any(|a| a == anc), "{anc} of {path}");
+            }
+        }
+    }
+
+    #[test]
+    fn deep_paths_cost_time_linear_in_their_length() {
+        // 500 entries 32 KiB deep (16,384 components): building every ancestor of each
+        // would copy some 130 GB.
+        let deep = "d/".repeat(1 << 14);
+        let entries: Vec<(String, tar::EntryType, &str)> = (0..500).map(|i| (format!("{deep}f{i}"), F, "")).collect();
+        let entries: Vec<(&str, tar::EntryType, &str)> = entries.iter().map(|(p, k, d)| (p.as_str(), *k, *d)).collect();
+        let l = layer(&entries);
+        let started = std::time::Instant::now();
+        assert_eq!(find(&[l], "/d/x.json"), FileRead::Missing);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[test]
