@@ -12,6 +12,8 @@ use crate::describe::{Described, ServiceDescriptor};
 use crate::diag::Diagnostic;
 use crate::grant::SecretMode;
 use crate::image::TOOLS_IMPLICIT;
+/// What the image tests see an image's executables with (the real fetch path).
+pub use crate::image::fetch::fetched_executables;
 use crate::image::layers;
 /// What the corpus test reads layers and archives with.
 pub use crate::image::{FileRead, layers::find_files, layout::Layout};
@@ -210,7 +212,7 @@ pub fn skill(data: &[u8]) {
 
 /// (e) A `docker save` archive: written to a temporary file as is (after
 /// [`fix_tar_checksums`]), opened with [`Layout::open_archive`], and every image's
-/// descriptor and snapshot read out of its layers.
+/// descriptor, snapshot and executables read out of its layers.
 pub fn archive(data: &[u8]) {
     let data = fix_tar_checksums(data);
     let Ok(mut file) = tempfile::NamedTempFile::new() else { return };
@@ -221,8 +223,9 @@ pub fn archive(data: &[u8]) {
     let paths: Vec<String> = IMAGE_PATHS.iter().map(std::string::ToString::to_string).collect();
     for reference in layout.references().iter().take(4) {
         std::hint::black_box(layout.inspect(reference));
-        if let Ok(files) = layout.read(reference, &paths) {
-            read_out(&files);
+        if let Ok(got) = layout.read_with_executables(reference, &paths) {
+            read_out(&got.files);
+            std::hint::black_box(got.executables);
         }
     }
 }
@@ -235,9 +238,11 @@ pub fn layer(data: &[u8]) {
     if let Ok(files) = layers::find_files(1, open, &paths) {
         read_out(&files);
     }
-    // The same bytes as a two-layer stack (whiteouts and opaque dirs then matter).
+    // The same bytes as a two-layer stack (whiteouts and opaque dirs then matter), telling
+    // the executables as well, in the PATH directories of a merged-/usr image and in `/`.
     let open = |_| Ok(Box::new(&data[..]) as Box<dyn Read>);
-    std::hint::black_box(layers::find_files(2, open, &paths).is_ok());
+    let dirs = crate::image::executables::path_dirs(Some("/bin:/usr/bin:/usr/local/bin:/"));
+    std::hint::black_box(layers::read_layers(&layers::Limits::DEFAULT, 2, open, &paths, Some(&dirs)).is_ok());
 }
 
 /// Decodes the texts read out of an image as a compile would.

@@ -63,8 +63,10 @@ impl Engine {
     pub(crate) async fn inspect(&self, reference: &str) -> Result<Option<ImageInfo>, String> {
         match self.client.inspect_image(reference).await {
             Ok(i) => {
-                let labels = i.config.and_then(|c| c.labels).unwrap_or_default().into_iter().collect();
-                Ok(Some(ImageInfo { id: i.id.unwrap_or_default(), labels }))
+                let config = i.config.unwrap_or_default();
+                let labels = config.labels.unwrap_or_default().into_iter().collect();
+                let path = super::executables::env_path(config.env.iter().flatten().map(String::as_str));
+                Ok(Some(ImageInfo { id: i.id.unwrap_or_default(), labels, path }))
             }
             Err(Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),
             Err(e) => Err(e.to_string()),

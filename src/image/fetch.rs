@@ -1,10 +1,13 @@
 //! Reads every image a pod names, before the pure passes run: each reference is looked
 //! up in the `--images` sources in order (the first that has it wins), its labels are
 //! read, and the files its labels name (or the implicit paths) are extracted, with at
-//! most `jobs` images in flight and answers cached by image ID.
+//! most `jobs` images in flight and answers cached by image ID. The pass over an OCI
+//! layout's or an archive's layers that extracts the files also tells the image's
+//! executables; the Docker Engine hands out named files only, so it tells none.
 
-use super::cache::Cache;
+use super::cache::{Cache, Hit};
 use super::docker::{self, Engine};
+use super::layers::Extracted;
 use super::layout::Layout;
 use super::{FileRead, ImageFacts, ImageInfo, ImageSet, ImageSource, SKILL_EMIT_LABEL, diags, image_path};
 use crate::diag::Diagnostic;
@@ -148,25 +151,30 @@ async fn one(stores: &[Store], cache: &Cache, reference: &str, files: bool) -> R
             });
             continue;
         };
-        let mut facts = ImageFacts { reference: reference.to_string(), source: store.name(), info, files: BTreeMap::new() };
+        let mut facts =
+            ImageFacts { reference: reference.to_string(), source: store.name(), info, files: BTreeMap::new(), executables: None };
         if files {
-            facts.files = read_files(store, cache, reference, &facts).await?;
+            (facts.files, facts.executables) = read_files(store, cache, reference, &facts).await?;
         }
         return Ok(Found::Yes(facts));
     }
     Ok(Found::No(why))
 }
 
+/// The files an image's labels name and its executables.
+type Files = (BTreeMap<String, FileRead>, Option<BTreeSet<String>>);
+
 /// Extracts the descriptor, the snapshot and the emitted skill, then the descriptor's
-/// own `skill` (known only once the descriptor is read).
-async fn read_files(store: &Store, cache: &Cache, reference: &str, facts: &ImageFacts) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
-    let mut reader = Reader { store, cache, reference, info: &facts.info, container: None };
+/// own `skill` (known only once the descriptor is read); the executables come with the
+/// first read of the layers (or of the cache).
+async fn read_files(store: &Store, cache: &Cache, reference: &str, facts: &ImageFacts) -> Result<Files, Diagnostic> {
+    let mut reader = Reader { store, cache, reference, info: &facts.info, container: None, executables: None };
     let result = reader.descriptor_and_skill(facts).await;
     // With Docker: one container per image, removed whatever happened.
     if let (Store::Docker(engine), Some(cid)) = (store, reader.container.take()) {
         engine.remove(&cid).await;
     }
-    result
+    Ok((result?, reader.executables))
 }
 
 /// Reads files of one image, from the cache when it has them.
@@ -177,6 +185,8 @@ struct Reader<'a> {
     info: &'a ImageInfo,
     /// The Docker container opened on the first cache miss.
     container: Option<String>,
+    /// The image's executables, once a read told them.
+    executables: Option<BTreeSet<String>>,
 }
 
 impl Reader<'_> {
@@ -210,14 +220,20 @@ impl Reader<'_> {
         if paths.is_empty() {
             return Ok(out);
         }
-        let read = match self.cache.get(&self.info.id, &paths) {
+        // Only a read of the layers tells the executables: a layout's read asks the cache
+        // for them too, and misses (reads the layers) when an earlier read did not tell them.
+        let tells = matches!(self.store, Store::Layout { .. });
+        let Hit { files: read, executables } = match self.cache.get(&self.info.id, &paths, tells) {
             Some(hit) => hit,
             None => {
-                let read = self.extract(&paths).await?;
-                self.cache.put(&self.info.id, &read);
-                read
+                let got = self.extract(&paths).await?;
+                self.cache.put(&self.info.id, &got.files, got.executables.as_ref());
+                Hit { files: got.files, executables: got.executables }
             }
         };
+        if self.executables.is_none() {
+            self.executables = executables;
+        }
         for r in raw {
             if let Some(p) = image_path(r) {
                 out.insert(r.clone(), read.get(&p).cloned().unwrap_or(FileRead::Missing));
@@ -226,7 +242,7 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    async fn extract(&mut self, paths: &[String]) -> Result<BTreeMap<String, FileRead>, Diagnostic> {
+    async fn extract(&mut self, paths: &[String]) -> Result<Extracted, Diagnostic> {
         let reference = self.reference;
         match self.store {
             Store::Docker(e) => {
@@ -234,9 +250,12 @@ impl Reader<'_> {
                     self.container = Some(e.create(&self.info.id).await.map_err(|m| docker_error(reference, &m))?);
                 }
                 let cid = self.container.as_deref().unwrap_or_default();
-                e.read(cid, paths).await.map_err(|m| docker_error(reference, &m))
+                // The archive API hands out named paths; listing the PATH directories
+                // through it would stream every file in them, so Docker tells none.
+                let files = e.read(cid, paths).await.map_err(|m| docker_error(reference, &m))?;
+                Ok(Extracted { files, executables: None })
             }
-            Store::Layout { layout, name } => layout.read(reference, paths).map_err(|e| {
+            Store::Layout { layout, name } => layout.read_with_executables(reference, paths).map_err(|e| {
                 let help = if e.code == diags::LAYER_TOO_LARGE {
                     "clawc inflates at most 8 GiB per layer and 32 GiB per image, and indexes at most a million links; \
                      this looks like a decompression bomb (a real image this large can be read with --images docker)"
@@ -247,6 +266,25 @@ impl Reader<'_> {
             }),
         }
     }
+}
+
+/// The executables [`fetch`] tells for the image `reference` in `source` (`oci:DIR`,
+/// `archive:TAR`, `docker`), its files wanted when `files` (`false`: labels only), with
+/// the cache in `cache_dir` (`None`: no cache). `Err`: the diagnostics' messages, or that
+/// no source had it. For the image tests (`tests/it/images.rs`), which see the facts of
+/// the real fetch path no other way: nothing in the output reports them yet.
+#[doc(hidden)]
+pub fn fetched_executables(
+    source: &str,
+    reference: &str,
+    files: bool,
+    cache_dir: Option<std::path::PathBuf>,
+) -> Result<Option<BTreeSet<String>>, String> {
+    let sources = vec![source.parse::<ImageSource>()?];
+    let plan = Plan { references: [(reference.to_string(), files)].into(), sources, cache: Cache::at(cache_dir), jobs: 1 };
+    let set = fetch(&plan).map_err(|ds| ds.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; "))?;
+    let facts = set.found.get(reference).ok_or_else(|| format!("{reference} was not found: {:?}", set.tried_for(reference)))?;
+    Ok(facts.executables.clone())
 }
 
 fn docker_error(reference: &str, message: &str) -> Diagnostic {

@@ -8,6 +8,10 @@
 //! the whole image may inflate to a limited number of bytes ([`Limits`]), and the layers
 //! are streamed at most twice however many links a lookup follows (every link is indexed
 //! on the first pass; a second pass reads only files that link chains end at).
+//!
+//! The first pass also keeps, from the tar headers alone, what tells the image's
+//! executables (the entries of its `PATH` directories and every executable file, as a
+//! link may end at one anywhere); [`super::executables`] makes the list from them.
 
 use super::FileRead;
 use std::cell::Cell;
@@ -34,20 +38,41 @@ pub(crate) struct Limits {
     pub image_bytes: u64,
     /// Links, whiteouts and opaque markers indexed for one image.
     pub indexed: usize,
+    /// Bytes the entries kept to tell executables may take (their paths, counted twice,
+    /// plus 64 a node); past it no more are kept, and the list is what the kept ones say.
+    pub exec_bytes: usize,
+    /// Bytes of paths looked up while telling executables; past it the list stops.
+    pub exec_work: u64,
+    /// Names in the list of executables: the first ones in sorted order are kept.
+    pub executables: usize,
 }
 
 impl Limits {
     /// 8 GiB per layer and 32 GiB per image hold the largest real images (CUDA and ML
     /// stacks) and stop a decompression bomb (a few MB of zstd that inflate to 64 GiB)
     /// after seconds. One million index entries is far more links than a distribution
-    /// ships, and a few hundred MB at most.
-    pub(crate) const DEFAULT: Limits = Limits { layer_bytes: 8 << 30, image_bytes: 32 << 30, indexed: 1_000_000 };
+    /// ships, and a few hundred MB at most. 64 MiB of kept entries is some 200,000
+    /// executable files, several times what a CUDA or ML image has; 64 MiB of lookups is
+    /// a second at worst; 100,000 names is more than any real `PATH` holds.
+    pub(crate) const DEFAULT: Limits = Limits {
+        layer_bytes: 8 << 30,
+        image_bytes: 32 << 30,
+        indexed: 1_000_000,
+        exec_bytes: 64 << 20,
+        exec_work: 64 << 20,
+        executables: 100_000,
+    };
 }
+
+/// Linux's `PATH_MAX`: no longer path can be run, so none is kept for executables.
+pub(crate) const PATH_MAX: usize = 4096;
 
 /// What one layer says about one path.
 #[derive(Clone, Debug)]
-enum Node {
-    File(FileRead),
+pub(super) enum Node {
+    /// A file (what reading it gave, or a placeholder when it was not read), and whether
+    /// it is a regular file with an execute bit set.
+    File(FileRead, bool),
     Dir,
     Symlink(String),
     Hardlink(String),
@@ -55,12 +80,12 @@ enum Node {
 
 /// What the layers say about the paths looked for (and their ancestors).
 #[derive(Default)]
-struct Layer {
-    nodes: BTreeMap<String, Node>,
+pub(super) struct Layer {
+    pub(super) nodes: BTreeMap<String, Node>,
     /// Paths deleted from lower layers by `.wh.<name>`.
-    whiteouts: BTreeSet<String>,
+    pub(super) whiteouts: BTreeSet<String>,
     /// Directories whose lower-layer contents are hidden by `.wh..wh..opq`.
-    opaque: BTreeSet<String>,
+    pub(super) opaque: BTreeSet<String>,
 }
 
 /// An error reading a layer.
@@ -113,6 +138,11 @@ pub(crate) fn ancestors(path: &str) -> Vec<String> {
     (1..parts.len()).map(|n| format!("/{}", parts[..n].join("/"))).collect()
 }
 
+/// Whether `anc` is one of [`ancestors`] of `path` (both normalised).
+fn is_strict_ancestor(anc: &str, path: &str) -> bool {
+    anc != "/" && path.len() > anc.len() && path.starts_with(anc) && path.as_bytes()[anc.len()] == b'/'
+}
+
 /// Opens a layer blob, whatever its compression.
 pub(crate) fn decompress<'a>(reader: impl Read + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
     let mut buf = BufReader::new(reader);
@@ -137,6 +167,14 @@ struct Pass<'l> {
     /// are recorded too, so whether a path is a link is always known exactly.
     links: BTreeSet<String>,
     indexed: usize,
+    /// The `PATH` directories, when executables are told on this pass.
+    path_dirs: Option<&'l BTreeSet<String>>,
+    /// Executable files kept outside the `PATH` directories. As with `links`, an entry at
+    /// one of these in an upper layer is kept too (`chmod -x` makes a new entry), so
+    /// whether a link target is still executable is known exactly.
+    execs: BTreeSet<String>,
+    /// What [`Limits::exec_bytes`] leaves; 0 once an entry did not fit.
+    exec_left: usize,
 }
 
 /// The inflated bytes one pass may still read, shared by its layers' [`Metered`] streams.
@@ -277,9 +315,45 @@ fn size(bytes: u64) -> String {
 }
 
 impl<'l> Pass<'l> {
-    fn new(limits: &'l Limits, wanted: &'l BTreeSet<String>) -> Self {
+    fn new(limits: &'l Limits, wanted: &'l BTreeSet<String>, path_dirs: Option<&'l BTreeSet<String>>) -> Self {
         let interesting = wanted.iter().flat_map(|w| ancestors(w).into_iter().chain([w.clone()])).collect();
-        Pass { limits, wanted, interesting, links: BTreeSet::new(), indexed: 0 }
+        Pass {
+            limits,
+            wanted,
+            interesting,
+            links: BTreeSet::new(),
+            indexed: 0,
+            path_dirs,
+            execs: BTreeSet::new(),
+            exec_left: limits.exec_bytes,
+        }
+    }
+
+    /// Whether the entry at `path` (in `dir`) is kept to tell executables: an entry of a
+    /// `PATH` directory whatever it is (an upper layer's may hide a lower one), an
+    /// executable file anywhere (a link may end at it), or an entry where one was. Counts
+    /// it against [`Limits::exec_bytes`]; once one does not fit, no more are kept, so what
+    /// is kept depends on the layers alone.
+    fn keep_for_executables(&mut self, path: &str, dir: &str, executable: bool) -> bool {
+        let Some(dirs) = self.path_dirs else { return false };
+        if path.len() > PATH_MAX {
+            return false;
+        }
+        let in_path_dir = dirs.contains(dir);
+        let outside = !in_path_dir && (executable || self.execs.contains(path));
+        if !in_path_dir && !outside {
+            return false;
+        }
+        let cost = 2 * path.len() + 64;
+        if cost > self.exec_left {
+            self.exec_left = 0;
+            return false;
+        }
+        self.exec_left -= cost;
+        if outside {
+            self.execs.insert(path.to_string());
+        }
+        true
     }
 
     /// Counts an index entry that is not one of the interesting paths.
@@ -321,8 +395,11 @@ impl<'l> Pass<'l> {
             let mut entry = entry.map_err(unreadable)?;
             let path = normalize(&String::from_utf8_lossy(&entry.path_bytes()));
             // Tars may leave parent directories implicit: an entry proves its parents exist.
-            for anc in ancestors(&path).into_iter().filter(|a| self.interesting.contains(a)) {
-                layer.nodes.entry(anc).or_insert(Node::Dir);
+            // Each interesting path is tested as a prefix rather than every ancestor built:
+            // a deep path's ancestors are quadratic in its length (a 1 MiB long name's
+            // would be hundreds of GB), the interesting paths a handful.
+            for anc in self.interesting.iter().filter(|a| is_strict_ancestor(a, &path)) {
+                layer.nodes.entry(anc.clone()).or_insert(Node::Dir);
             }
             let (dir, base) = path.rsplit_once('/').unwrap_or(("", &path));
             let dir = if dir.is_empty() { "/".to_string() } else { dir.to_string() };
@@ -338,11 +415,15 @@ impl<'l> Pass<'l> {
             }
             let kind = entry.header().entry_type();
             let is_link = matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link);
+            // Any execute bit, as `execve` wants; the mode is in the header, nothing is read.
+            let is_file = matches!(kind, tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse);
+            let executable = is_file && entry.header().mode().is_ok_and(|m| m & 0o111 != 0);
             if !self.interesting.contains(&path) {
-                if !is_link && !self.links.contains(&path) {
+                if is_link || self.links.contains(&path) {
+                    self.charge()?;
+                } else if !self.keep_for_executables(&path, &dir, executable) {
                     continue;
                 }
-                self.charge()?;
             }
             let link = || entry.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
             let node = match kind {
@@ -352,13 +433,13 @@ impl<'l> Pass<'l> {
                 tar::EntryType::Regular | tar::EntryType::Continuous => {
                     if self.wanted.contains(&path) {
                         let size = entry.header().size().map_err(unreadable)?;
-                        Node::File(read_entry(&mut entry, size).map_err(unreadable)?)
+                        Node::File(read_entry(&mut entry, size).map_err(unreadable)?, executable)
                     } else {
                         // A placeholder: resolution reads it in a second pass if it must.
-                        Node::File(FileRead::Missing)
+                        Node::File(FileRead::Missing, executable)
                     }
                 }
-                _ => Node::File(FileRead::NotAFile),
+                _ => Node::File(FileRead::NotAFile, executable),
             };
             if is_link {
                 self.links.insert(path.clone());
@@ -448,7 +529,7 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
                     path = normalize(&format!("{base}/{}", &path[anc.len()..]));
                     continue 'restart;
                 }
-                Some(Node::File(_) | Node::Hardlink(_)) => return Outcome::Done(FileRead::Missing),
+                Some(Node::File(..) | Node::Hardlink(_)) => return Outcome::Done(FileRead::Missing),
                 Some(Node::Dir) | None => {}
             }
         }
@@ -460,7 +541,7 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
             _ if !wanted.contains(&path) => return Outcome::Need(path),
             None => return Outcome::Done(FileRead::Missing),
             Some(Node::Dir) => return Outcome::Done(FileRead::NotAFile),
-            Some(Node::File(r)) => return Outcome::Done(r.clone()),
+            Some(Node::File(r, _)) => return Outcome::Done(r.clone()),
         };
         hops += 1;
         match next {
@@ -470,6 +551,16 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
     }
 }
 
+/// What one read of an image's layers gave.
+#[derive(Debug, Default)]
+pub(crate) struct Extracted {
+    /// Each path asked for → what reading it gave.
+    pub files: BTreeMap<String, FileRead>,
+    /// The names of the executables in the `PATH` directories given, `None` when none
+    /// were given (not asked for).
+    pub executables: Option<BTreeSet<String>>,
+}
+
 /// Reads `paths` from an image of `count` layers (bottom first), opened by `open`,
 /// within [`Limits::DEFAULT`].
 pub fn find_files<'a>(
@@ -477,33 +568,53 @@ pub fn find_files<'a>(
     open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
     paths: &[String],
 ) -> Result<BTreeMap<String, FileRead>, LayerError> {
-    find_files_within(&Limits::DEFAULT, count, open, paths)
+    Ok(read_layers(&Limits::DEFAULT, count, open, paths, None)?.files)
 }
 
-/// [`find_files`] within `limits`. The layers are streamed once, and once more only when
-/// a link chain ends at a file that was not asked for by name.
+/// [`find_files`] within `limits`.
+#[cfg(test)]
 pub(crate) fn find_files_within<'a>(
+    limits: &Limits,
+    count: usize,
+    open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
+    paths: &[String],
+) -> Result<BTreeMap<String, FileRead>, LayerError> {
+    Ok(read_layers(limits, count, open, paths, None)?.files)
+}
+
+/// Reads `paths` from an image of `count` layers, and with `path_dirs` (the image's
+/// `PATH` directories, absolute and normalised) the names of its executables. The layers
+/// are streamed once, and once more only when a link chain ends at a file that was not
+/// asked for by name; the executables come from the first pass, from tar headers alone.
+pub(crate) fn read_layers<'a>(
     limits: &Limits,
     count: usize,
     mut open: impl FnMut(usize) -> Result<Box<dyn Read + 'a>, LayerError>,
     paths: &[String],
-) -> Result<BTreeMap<String, FileRead>, LayerError> {
+    path_dirs: Option<&[String]>,
+) -> Result<Extracted, LayerError> {
     let mut wanted: BTreeSet<String> = paths.iter().map(|p| normalize(p)).collect();
-    let mut out = BTreeMap::new();
-    for _pass in 0..2 {
-        let mut pass = Pass::new(limits, &wanted);
+    let dir_set: Option<BTreeSet<String>> = path_dirs.map(|d| d.iter().cloned().collect());
+    let mut out = Extracted::default();
+    for pass_no in 0..2 {
+        // The second pass reads link chains' ends only; the first kept all executables need.
+        let dirs = if pass_no == 0 { dir_set.as_ref() } else { None };
+        let mut pass = Pass::new(limits, &wanted, dirs);
         let meter = Meter { image_left: Cell::new(limits.image_bytes), tripped: Cell::new(None) };
         let layers = (0..count).map(|i| pass.layer(&meter, open(i)?)).collect::<Result<Vec<_>, _>>()?;
         let mut more = BTreeSet::new();
         for p in paths {
             match resolve(&layers, &wanted, p) {
                 Outcome::Done(r) => {
-                    out.insert(p.clone(), r);
+                    out.files.insert(p.clone(), r);
                 }
                 Outcome::Need(n) => {
                     more.insert(n);
                 }
             }
+        }
+        if let Some(path_dirs) = path_dirs.filter(|_| dirs.is_some()) {
+            out.executables = Some(super::executables::collect(layers, path_dirs, limits));
         }
         if more.is_empty() {
             return Ok(out);
@@ -512,7 +623,8 @@ pub(crate) fn find_files_within<'a>(
     }
     // The second pass read every chain's end; nothing is left unresolved, but should a
     // chain still end unread, it is reported rather than looped on.
-    Ok(paths.iter().map(|p| (p.clone(), out.remove(p).unwrap_or(FileRead::TooManyLinks))).collect())
+    out.files = paths.iter().map(|p| (p.clone(), out.files.remove(p).unwrap_or(FileRead::TooManyLinks))).collect();
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -619,12 +731,12 @@ mod tests {
         let zeros = "\0".repeat(1 << 20);
         let bomb = zstd::encode_all(&layer(&[("big", F, &zeros)])[..], 3).unwrap();
         assert!(bomb.len() < 1 << 12);
-        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 30, indexed: 100 };
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 30, indexed: 100, ..Limits::DEFAULT };
         let err = find_files_within(&limits, 1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
         assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-layer limit")), "{err:?}");
         // Each of four layers is under the per-layer limit; together they are over the image's.
         let small = layer(&[("f", F, &"y".repeat(40_000))]);
-        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 17, indexed: 100 };
+        let limits = Limits { layer_bytes: 1 << 16, image_bytes: 1 << 17, indexed: 100, ..Limits::DEFAULT };
         let err = find_files_within(&limits, 4, |_| Ok(Box::new(&small[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
         assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("per-image limit")), "{err:?}");
     }
@@ -660,6 +772,28 @@ mod tests {
         let bomb = b.into_inner().unwrap();
         let err = find_files(1, |_| Ok(Box::new(&bomb[..]) as Box<dyn Read>), &["/x".into()]).unwrap_err();
         assert!(matches!(&err, LayerError::TooLarge(m) if m.contains("over 1048576 bytes")), "{err:?}");
+    }
+
+    #[test]
+    fn strict_ancestors_by_prefix() {
+        for path in ["/a/b/c", "/a", "/", "/ab/c", "/a/bc"] {
+            for anc in ["/", "/a", "/a/b", "/a/b/c", "/ab", "/a/bc"] {
+                assert_eq!(is_strict_ancestor(anc, path), ancestors(path).iter().any(|a| a == anc), "{anc} of {path}");
+            }
+        }
+    }
+
+    #[test]
+    fn deep_paths_cost_time_linear_in_their_length() {
+        // 500 entries 32 KiB deep (16,384 components): building every ancestor of each
+        // would copy some 130 GB.
+        let deep = "d/".repeat(1 << 14);
+        let entries: Vec<(String, tar::EntryType, &str)> = (0..500).map(|i| (format!("{deep}f{i}"), F, "")).collect();
+        let entries: Vec<(&str, tar::EntryType, &str)> = entries.iter().map(|(p, k, d)| (p.as_str(), *k, *d)).collect();
+        let l = layer(&entries);
+        let started = std::time::Instant::now();
+        assert_eq!(find(&[l], "/d/x.json"), FileRead::Missing);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[test]

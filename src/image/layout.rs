@@ -3,8 +3,8 @@
 //! OCI-in-tar form of Docker ≥ 25). Both end up as a [`Layout`]: images by reference,
 //! each with its labels and its layer blobs, read without extracting anything to disk.
 
-use super::layers::{self, LayerError};
-use super::{FileRead, ImageInfo, ImageSource, diags, normalize_ref};
+use super::layers::{self, Extracted, LayerError, Limits};
+use super::{FileRead, ImageInfo, ImageSource, diags, executables, normalize_ref};
 use crate::digest::sha256_hex;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use std::collections::BTreeMap;
@@ -83,6 +83,18 @@ impl Layout {
             self.open(loc, *size).map_err(|e| LayerError::Unreadable(e.message))
         };
         Ok(layers::find_files(entry.layers.len(), open, paths)?)
+    }
+
+    /// Reads `paths` from the image `reference` as [`Layout::read`] does, and in the same
+    /// pass over its layers the names of the executables in its `PATH` directories.
+    pub(crate) fn read_with_executables(&self, reference: &str, paths: &[String]) -> Result<Extracted, LayoutError> {
+        let Some(entry) = self.images.get(&normalize_ref(reference)) else { return Ok(Extracted::default()) };
+        let open = |i: usize| -> Result<Box<dyn Read>, LayerError> {
+            let (loc, size) = &entry.layers[i];
+            self.open(loc, *size).map_err(|e| LayerError::Unreadable(e.message))
+        };
+        let dirs = executables::path_dirs(entry.info.path.as_deref());
+        Ok(layers::read_layers(&Limits::DEFAULT, entry.layers.len(), open, paths, Some(&dirs))?)
     }
 
     fn open(&self, loc: &str, expected: Option<u64>) -> Result<Box<dyn Read>, LayoutError> {
@@ -183,7 +195,7 @@ impl Layout {
         let config = self.read_small(&blob_path(&digest)?, Some(&digest))?;
         let layers =
             manifest.layers().iter().map(|l| Ok((blob_path(l.digest().as_ref())?, Some(l.size())))).collect::<Result<_, LayoutError>>()?;
-        Ok(Entry { info: ImageInfo { id: digest, labels: labels_of(&config)? }, layers })
+        Ok(Entry { info: info_of(digest, &config)?, layers })
     }
 
     /// Opens a `docker save` archive.
@@ -221,7 +233,7 @@ impl Layout {
         for m in manifest {
             let config = layout.read_small(&m.config, None)?;
             let id = format!("sha256:{}", sha256_hex(&config));
-            let info = ImageInfo { id, labels: labels_of(&config)? };
+            let info = info_of(id, &config)?;
             for tag in m.repo_tags.iter().flatten() {
                 let layers = m.layers.iter().map(|l| (l.clone(), None)).collect();
                 layout.images.insert(normalize_ref(tag), Entry { info: info.clone(), layers });
@@ -275,11 +287,16 @@ fn blob_path(digest: &str) -> Result<String, LayoutError> {
     }
 }
 
-/// `config.Labels` of an image configuration (OCI and Docker share the field).
-fn labels_of(config: &[u8]) -> Result<BTreeMap<String, String>, LayoutError> {
+/// The image `id` with the `config.Labels` and the `PATH` of `config.Env` of its
+/// configuration (OCI and Docker share the fields).
+fn info_of(id: String, config: &[u8]) -> Result<ImageInfo, LayoutError> {
     let v: serde_json::Value = parse(config, "image configuration")?;
-    let labels = v.get("config").and_then(|c| c.get("Labels")).and_then(|l| l.as_object());
-    Ok(labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+    let config = v.get("config");
+    let labels = config.and_then(|c| c.get("Labels")).and_then(|l| l.as_object());
+    let labels = labels.into_iter().flatten().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect();
+    let env = config.and_then(|c| c.get("Env")).and_then(|e| e.as_array());
+    let path = executables::env_path(env.into_iter().flatten().filter_map(|e| e.as_str()));
+    Ok(ImageInfo { id, labels, path })
 }
 
 #[cfg(test)]

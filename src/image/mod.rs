@@ -7,11 +7,13 @@
 //!
 //! This is an I/O edge: [`fetch`] reads every image the pod names (bounded concurrency,
 //! a content-addressed [`cache`]) before the pure passes run; the descriptor source for
-//! images then only looks facts up.
+//! images then only looks facts up. The pass over an image's layers that reads its files
+//! also tells its [`executables`] (the CLIs an agent image has).
 
 pub(crate) mod cache;
 pub(crate) mod diags;
 pub(crate) mod docker;
+pub(crate) mod executables;
 pub(crate) mod fetch;
 pub(crate) mod layers;
 pub(crate) mod layout;
@@ -110,6 +112,8 @@ pub(crate) struct ImageInfo {
     /// Content address of the image (Docker image ID / OCI config digest).
     pub id: String,
     pub labels: BTreeMap<String, String>,
+    /// The `PATH` its config's `Env` sets (the last one), `None` when it sets none.
+    pub path: Option<String>,
 }
 
 /// Everything clawc read from one image.
@@ -121,6 +125,10 @@ pub(crate) struct ImageFacts {
     pub info: ImageInfo,
     /// Image path → what reading it gave.
     pub files: BTreeMap<String, FileRead>,
+    /// The names of the executables in the image's `PATH` directories (its config's
+    /// `Env` `PATH`, else the Docker default), when its layers were read; `None` when they
+    /// were not (only labels were wanted, or the source gives no layers).
+    pub executables: Option<std::collections::BTreeSet<String>>,
 }
 
 impl ImageFacts {

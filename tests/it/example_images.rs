@@ -140,6 +140,6 @@ fn a_relative_or_empty_cache_dir_writes_nothing_where_clawc_runs() {
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "CLAWC_CACHE_DIR={value:?} wrote into the working directory");
-        assert!(home.path().join(".cache/clawc/images/v1").is_dir(), "CLAWC_CACHE_DIR={value:?}: the user's cache was not used");
+        assert!(home.path().join(".cache/clawc/images/v2").is_dir(), "CLAWC_CACHE_DIR={value:?}: the user's cache was not used");
     }
 }

@@ -312,3 +312,118 @@ fn bad_image_source_arguments_are_usage_errors() {
         assert!(!pod.out_exists());
     }
 }
+
+/// A layer entry for [`exec_layout`]: path, kind, mode, link target.
+type Entry<'a> = (&'a str, tar::EntryType, u32, &'a str);
+
+/// An uncompressed tar layer of empty files, directories and links.
+fn exec_layer(entries: &[Entry]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, kind, mode, target) in entries {
+        let mut h = tar::Header::new_ustar();
+        h.set_entry_type(*kind);
+        h.set_mode(*mode);
+        h.set_mtime(0);
+        h.set_size(0);
+        match kind {
+            tar::EntryType::Symlink | tar::EntryType::Link => b.append_link(&mut h, path, target).unwrap(),
+            _ => b.append_data(&mut h, path, &[][..]).unwrap(),
+        }
+    }
+    b.into_inner().unwrap()
+}
+
+/// Writes `bytes` as a blob of the layout in `dir`; returns its OCI descriptor.
+fn exec_blob(dir: &std::path::Path, media_type: &str, bytes: &[u8]) -> serde_json::Value {
+    use sha2::{Digest, Sha256};
+    let hex = hex::encode(Sha256::digest(bytes));
+    std::fs::write(dir.join("blobs/sha256").join(&hex), bytes).unwrap();
+    serde_json::json!({"mediaType": media_type, "digest": format!("sha256:{hex}"), "size": bytes.len()})
+}
+
+/// An OCI layout at `dir` of images (reference, config `Env`, layers bottom first; the
+/// first layer gzipped, as registries ship them).
+fn exec_layout(dir: &std::path::Path, images: &[(&str, serde_json::Value, Vec<Vec<u8>>)]) {
+    use serde_json::json;
+    use std::io::Write;
+    std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    let mut manifests = Vec::new();
+    for (reference, env, layers) in images {
+        let mut descriptors = Vec::new();
+        for (i, l) in layers.iter().enumerate() {
+            descriptors.push(if i == 0 {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(l).unwrap();
+                exec_blob(dir, "application/vnd.oci.image.layer.v1.tar+gzip", &gz.finish().unwrap())
+            } else {
+                exec_blob(dir, "application/vnd.oci.image.layer.v1.tar", l)
+            });
+        }
+        let config = json!({"architecture": "amd64", "os": "linux", "config": {"Env": env, "Labels": {"claw.type": "openclaw"}}});
+        let config = exec_blob(dir, "application/vnd.oci.image.config.v1+json", &serde_json::to_vec(&config).unwrap());
+        let manifest = json!({"schemaVersion": 2, "config": config, "layers": descriptors});
+        let mut manifest = exec_blob(dir, "application/vnd.oci.image.manifest.v1+json", &serde_json::to_vec(&manifest).unwrap());
+        manifest["annotations"] = json!({"org.opencontainers.image.ref.name": reference});
+        manifests.push(manifest);
+    }
+    std::fs::write(dir.join("index.json"), serde_json::to_vec(&json!({"schemaVersion": 2, "manifests": manifests})).unwrap()).unwrap();
+}
+
+/// The executables of an agent image, as the real fetch path reads an OCI layout: its
+/// config's PATH, a merged-/usr symlink, links in PATH directories, whiteouts; kept in
+/// the cache with the files, and not told when only labels are wanted.
+#[test]
+fn an_oci_layout_tells_the_executables_in_the_image_path() {
+    use tar::EntryType::{Directory as D, Regular as F, Symlink as L};
+    let dir = tempfile::tempdir().unwrap();
+    let oci = dir.path().join("oci");
+    let base = exec_layer(&[
+        ("bin", L, 0o777, "usr/bin"),
+        ("usr/", D, 0o755, ""),
+        ("usr/bin/", D, 0o755, ""),
+        ("usr/bin/gh", F, 0o755, ""),
+        ("usr/bin/curl", F, 0o755, ""),
+        ("usr/bin/python3", F, 0o755, ""),
+        ("usr/bin/README", F, 0o644, ""),
+        ("usr/bin/old", F, 0o755, ""),
+        ("usr/sbin/useradd", F, 0o750, ""),
+        ("usr/local/lib/node_modules/npm/bin/npm-cli.js", F, 0o755, ""),
+        ("opt/tools/bin/claw", F, 0o755, ""),
+    ]);
+    let upper = exec_layer(&[
+        ("usr/bin/.wh.old", F, 0o644, ""),
+        ("usr/local/bin/python", L, 0o777, "/usr/bin/python3"),
+        ("usr/local/bin/npm", L, 0o777, "../lib/node_modules/npm/bin/npm-cli.js"),
+        ("usr/local/bin/escape", L, 0o777, "../../../../../usr/bin/gh"),
+    ]);
+    let layers = vec![base, upper];
+    let env = serde_json::json!(["PATH=/nope", "HOME=/root", "PATH=/usr/local/bin:/bin:relative:/opt/tools/bin"]);
+    exec_layout(&oci, &[("clawc-test/agent:1", env, layers.clone()), ("clawc-test/default:1", serde_json::json!(null), layers)]);
+    let source = format!("oci:{}", oci.display());
+    let read = |reference: &str, files: bool, cache: Option<&std::path::Path>| {
+        clawc::fuzzing::fetched_executables(&source, reference, files, cache.map(std::path::Path::to_path_buf))
+    };
+    let names = |v: &[&str]| Some(v.iter().map(|s| (*s).to_string()).collect::<std::collections::BTreeSet<_>>());
+
+    let want = names(&["claw", "curl", "gh", "npm", "python", "python3"]);
+    assert_eq!(read("clawc-test/agent:1", true, None), Ok(want.clone()));
+    // No PATH in the config: Docker's default (/usr/sbin is in it, /opt/tools/bin is not).
+    assert_eq!(read("clawc-test/default:1", true, None), Ok(names(&["curl", "gh", "npm", "python", "python3", "useradd"])));
+    // Only labels wanted: the layers are not read.
+    assert_eq!(read("clawc-test/agent:1", false, None), Ok(None));
+
+    // Kept in the cache with the files: a warm read needs no layer (they are gone).
+    let cache = dir.path().join("cache");
+    assert_eq!(read("clawc-test/agent:1", true, Some(&cache)), Ok(want.clone()));
+    let gzipped: Vec<std::path::PathBuf> = std::fs::read_dir(oci.join("blobs/sha256"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read(p).unwrap().starts_with(&[0x1f, 0x8b]))
+        .collect();
+    assert_eq!(gzipped.len(), 1, "the gzipped base layer");
+    std::fs::remove_file(&gzipped[0]).unwrap();
+    assert_eq!(read("clawc-test/agent:1", true, Some(&cache)), Ok(want));
+    let cold = read("clawc-test/agent:1", true, None).unwrap_err();
+    assert!(cold.contains("blob"), "without the cache the layer is read: {cold}");
+}
