@@ -155,7 +155,12 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     for facts in images.found.values() {
         // The labels that shape the output, so the lock changes when they do.
         let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
-        log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
+        // And the CLIs it has, which SPEC-0023 skills resolve against.
+        let record = match &facts.executables {
+            Some(exes) => serde_json::to_vec(&serde_json::json!({ "labels": labels, "executables": exes })),
+            None => serde_json::to_vec(&labels),
+        };
+        log.record(&facts.reference, "image", Some(&record.expect("labels serialize")));
     }
     for reference in images.missing.keys() {
         // Absent now; its appearance could change the output.
@@ -215,7 +220,7 @@ fn skill_inputs(
         let declared = Declared::from(service);
         let label = crate::source::label(&Request::new(pod_dir, &declared, log), images, crate::project::skills::CLI_LABEL);
         let facts = service.image.as_ref().and_then(|i| images.found.get(&i.value));
-        cli.insert(name.clone(), crate::project::skills::clis(label.as_deref(), facts.and(None)));
+        cli.insert(name.clone(), crate::project::skills::clis(label.as_deref(), facts.and_then(|f| f.executables.as_ref())));
     }
     crate::project::skills::Inputs { operator, descriptor, cli }
 }

@@ -145,13 +145,14 @@ fn blob(dir: &Path, media_type: &str, bytes: &[u8]) -> serde_json::Value {
     serde_json::json!({"mediaType": media_type, "digest": format!("sha256:{hex}"), "size": bytes.len()})
 }
 
-/// An uncompressed tar layer holding `files` (path, contents), with fixed metadata.
+/// An uncompressed tar layer holding `files` (path, contents), with fixed metadata; a
+/// file that starts with `#!` is executable.
 fn layer(files: &[(&str, &str)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, text) in files {
         let mut h = tar::Header::new_ustar();
         h.set_size(text.len() as u64);
-        h.set_mode(0o644);
+        h.set_mode(if text.starts_with("#!") { 0o755 } else { 0o644 });
         h.set_mtime(0);
         h.set_entry_type(tar::EntryType::Regular);
         b.append_data(&mut h, path, text.as_bytes()).unwrap();

@@ -221,3 +221,27 @@ fn a_file_name_the_tree_cannot_hold_is_an_input_error_before_anything_is_written
     run.assert_error("clawc::source::invalid_skill_name", "skills/odd/back\\slash");
     assert!(!pod.out_exists());
 }
+
+#[test]
+fn the_clis_in_an_images_path_join_the_inventory() {
+    let pod =
+        Pod::new("x-claw:\n  pod: p\nservices:\n  agent:\n    image: example/agent:1\n    x-claw:\n      skills: [skills/check-disk.md]\n")
+            .file("skills/check-disk.md", SPEC_SKILL);
+    let images = pod.path("images");
+    super::harness::oci_layout(
+        &images,
+        &[("example/agent:1", serde_json::json!({}), &[("usr/bin/df", "#!/bin/sh\n"), ("usr/bin/notes.txt", "not a CLI\n")])],
+    );
+    let run = pod.compile(&["--images", "oci:images"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        pod.read("out/context/agent/CLAWDAPUS.md")
+            .contains("- [skill:check-disk] WARNING: mcp__disk__usage not found, falling back to df (CLI)")
+    );
+    // Without the image, nothing in the inventory carries the skill out.
+    std::fs::remove_dir_all(pod.path("out")).unwrap();
+    let run = pod.compile(&["--images", "none"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    run.assert_error("clawc::skill::no_tool", "[skill:check-disk]");
+    assert!(!pod.out_exists());
+}
