@@ -121,6 +121,11 @@ impl Engine {
     async fn read_one(&self, cid: &str, path: &str) -> Result<FileRead, String> {
         let mut path = layers::normalize(path);
         'hop: for _ in 0..=layers::MAX_HOPS {
+            // Each ancestor is an API call: a label naming a megabyte-long path must not
+            // make a million of them (and no longer path can be opened anyway).
+            if path.len() > layers::PATH_MAX {
+                return Ok(FileRead::Missing);
+            }
             for anc in layers::ancestors(&path) {
                 let Some(target) = self.symlink_at(cid, &anc).await? else { continue };
                 let Some(base) = layers::resolve_link(&anc, &target) else { return Ok(FileRead::Escape(target)) };

@@ -64,7 +64,8 @@ impl Limits {
     };
 }
 
-/// Linux's `PATH_MAX`: no longer path can be run, so none is kept for executables.
+/// Linux's `PATH_MAX`: no longer path can be opened or run, so none is looked up, nor kept
+/// for executables.
 pub(crate) const PATH_MAX: usize = 4096;
 
 /// What one layer says about one path.
@@ -521,6 +522,11 @@ fn resolve(layers: &[Layer], wanted: &BTreeSet<String>, start: &str) -> Outcome 
         if hops > MAX_HOPS {
             return Outcome::Done(FileRead::TooManyLinks);
         }
+        // No longer path can be opened (ENAMETOOLONG); looking one up ancestor by ancestor
+        // would be quadratic in its length, for a label that names a megabyte-long path.
+        if path.len() > PATH_MAX {
+            return Outcome::Done(FileRead::Missing);
+        }
         for anc in ancestors(&path) {
             match lookup(layers, &anc) {
                 Some(Node::Symlink(t)) => {
@@ -593,7 +599,9 @@ pub(crate) fn read_layers<'a>(
     paths: &[String],
     path_dirs: Option<&[String]>,
 ) -> Result<Extracted, LayerError> {
-    let mut wanted: BTreeSet<String> = paths.iter().map(|p| normalize(p)).collect();
+    // A path no file system could open is missing, decided here: its ancestors (which the
+    // pass indexes) would take memory quadratic in its length.
+    let mut wanted: BTreeSet<String> = paths.iter().map(|p| normalize(p)).filter(|p| p.len() <= PATH_MAX).collect();
     let dir_set: Option<BTreeSet<String>> = path_dirs.map(|d| d.iter().cloned().collect());
     let mut out = Extracted::default();
     for pass_no in 0..2 {
@@ -657,6 +665,14 @@ mod tests {
     }
 
     use tar::EntryType::{Directory as D, Link as H, Regular as F, Symlink as L};
+
+    #[test]
+    fn a_path_longer_than_path_max_is_missing_without_a_walk() {
+        let deep = format!("/{}", vec!["d"; 200_000].join("/"));
+        let start = std::time::Instant::now();
+        assert_eq!(find(&[layer(&[("a", tar::EntryType::Regular, "x")])], &deep), FileRead::Missing);
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    }
 
     #[test]
     fn upper_layers_win_and_whiteouts_delete() {

@@ -427,3 +427,18 @@ fn an_oci_layout_tells_the_executables_in_the_image_path() {
     let cold = read("clawc-test/agent:1", true, None).unwrap_err();
     assert!(cold.contains("blob"), "without the cache the layer is read: {cold}");
 }
+
+#[test]
+fn a_label_naming_a_megabyte_long_path_is_answered_at_once() {
+    // Two hundred thousand components: looked up ancestor by ancestor, this took memory
+    // quadratic in its length.
+    let deep = format!("/{}", vec!["d"; 200_000].join("/"));
+    let pod = Pod::new(
+        "services:\n  tool:\n    image: example/deep:1\n  agent:\n    image: example/deep:1\n    x-claw:\n      surfaces: [service://tool]\n",
+    );
+    super::harness::oci_layout(&pod.path("images"), &[("example/deep:1", serde_json::json!({ "claw.describe": deep }), &[("x", "x")])]);
+    let start = std::time::Instant::now();
+    let run = pod.compile(&["--images", "oci:images"]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(30), "{:?}", start.elapsed());
+    assert!(matches!(run.code, 0 | 2), "{}{}", run.stdout, run.stderr);
+}
