@@ -142,7 +142,7 @@ pub(crate) fn build(
             // A rendering shared by many agents is hashed once; the distinct ones (each
             // independent of the others) on up to `threads` threads.
             let distinct: Vec<&crate::artifact::Artifact> = built.artifacts.distinct().map(|(_, a)| a).collect();
-            let hashed = crate::jobs::map_runs(&distinct, threads, 256, |run| {
+            let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
                 run.iter().map(|a| (a.rendering(), output_hash(a, built.secrets))).collect::<Vec<_>>()
             });
             let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();

@@ -34,11 +34,17 @@ where
         return Some(head);
     }
     // Each item is one element of an array that is a field of the top-level object: two
-    // levels deep, after ",\n" and four spaces (the first item's comma is dropped below).
-    let runs = crate::jobs::map_runs(items, threads, 16, |run| {
-        let mut out = Vec::with_capacity(run.len() * 1024);
-        for item in run {
-            out.extend_from_slice(b",\n    ");
+    // levels deep, after ",\n" and four spaces (but the first, which follows "[").
+    // The first run writes into a buffer that starts with the head, and the others are
+    // appended to it and freed one by one: no second copy of the whole document is held.
+    let runs = crate::jobs::map_runs(items, threads, 16, |start, run| {
+        let first = start == 0;
+        let mut out = Vec::with_capacity(if first { at } else { 0 } + run.len() * 1024);
+        if first {
+            out.extend_from_slice(&head[..at]);
+        }
+        for (i, item) in run.iter().enumerate() {
+            out.extend_from_slice(if first && i == 0 { b"\n    " } else { b",\n    " });
             let mut f = PrettyFormatter::with_indent(b"  ");
             for _ in 0..2 {
                 // Only moves the indentation to where the item sits; writes nothing.
@@ -49,11 +55,12 @@ where
         }
         out
     });
-    let body: usize = runs.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(head.len() + body + 4);
-    out.extend_from_slice(&head[..at]);
-    for (i, run) in runs.iter().enumerate() {
-        out.extend_from_slice(if i == 0 { &run[1..] } else { run });
+    let rest: usize = runs.iter().skip(1).map(Vec::len).sum::<usize>() + head.len() - at + 3;
+    let mut runs = runs.into_iter();
+    let mut out = runs.next().unwrap_or_default();
+    out.reserve_exact(rest);
+    for run in runs {
+        out.extend_from_slice(&run);
     }
     out.extend_from_slice(b"\n  ");
     out.extend_from_slice(&head[at..]);

@@ -299,7 +299,7 @@ fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &A
     fs::create_dir(&dir).map_err(|e| io("create staging directory", &dir, e))?;
     let threads = if journal.writes.len() < PARALLEL_MIN_FILES { 1 } else { threads };
     let failed = AtomicBool::new(false);
-    let runs = crate::jobs::map_runs(&journal.writes, threads, 64, |run| {
+    let runs = crate::jobs::map_runs(&journal.writes, threads, 64, |_, run| {
         for (name, rel) in run {
             if interrupted.load(Ordering::SeqCst) {
                 return Err(interruption());

@@ -59,7 +59,7 @@ pub(crate) fn project<'a>(
     let services: Vec<(&'a String, &'a Plan)> = plans.iter().collect();
     let agent_ids: usize = services.iter().filter_map(|(s, _)| pod.services[*s].claw.as_ref()).map(|c| c.count.max(1) as usize).sum();
     let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
-    let rendered = crate::jobs::map_runs(&services, threads, 1, |run| {
+    let rendered = crate::jobs::map_runs(&services, threads, 1, |_, run| {
         run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
     });
     let mut out = ArtifactSet::default();
