@@ -41,6 +41,9 @@ pub struct Options {
     pub image_cache: Cache,
     /// Images read at once (0: the default, 8).
     pub image_jobs: usize,
+    /// Threads for the per-agent work (rendering, `report.json`, hashing, writing): 0 for
+    /// the default ([`crate::jobs::threads`]). The output is the same bytes whatever it is.
+    pub jobs: usize,
     /// `--root`: where inputs must resolve (`None`: the pod's git work tree, else its
     /// directory).
     pub root: Option<PathBuf>,
@@ -181,9 +184,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .values()
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
-    let core = build(pod, described, &skills, &env, opts.secrets, sources, diags)?;
+    let threads = crate::jobs::threads(opts.jobs);
+    let core = build(pod, described, &skills, &env, opts.secrets, threads, sources, diags)?;
     let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
-    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
+    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built, threads);
     // The lock is as sensitive as the most sensitive file it describes.
     let secret = core.artifacts.0.values().any(|a| a.secret);
     let mut artifacts = core.artifacts;
@@ -459,13 +463,16 @@ pub(crate) struct Core {
     pub analysis: Analysis,
 }
 
-/// The pure core after describe: register → grant → project → leak scan.
+/// The pure core after describe: register → grant → project → leak scan; the per-agent
+/// work on up to `threads` threads.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     pod: Pod,
     described: BTreeMap<String, Described>,
     skills: &crate::project::skills::Inputs,
     env: &Env,
     mode: grant::SecretMode,
+    threads: usize,
     sources: &SourceMap,
     diags: &mut Diagnostics,
 ) -> Option<Core> {
@@ -489,14 +496,14 @@ pub(crate) fn build(
         // Projection runs once, redacted, and the leak scan reads that; with inline tokens
         // only the files that carry them are rendered again. report.json comes last, with
         // every warning (the scan's too).
-        let redacted = project::project(&pod, &registry, &plans, &native, &skills, sources);
+        let redacted = project::project(&pod, &registry, &plans, &native, &skills, sources, threads);
         diags.extend(secrets::scan(&redacted.artifacts, &secrets, sources, pod.file));
         if diags.has_errors() {
             return None;
         }
         let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans, &native) };
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-        let tree = projected.with_report(&pod, &registry, sources, &warnings);
+        let tree = projected.with_report(&pod, &registry, sources, &warnings, threads);
         // The report holds no token in either mode; scan it on its own.
         let report = tree.0.get(crate::project::REPORT).map(|a| &a.bytes[..]).unwrap_or_default();
         let report_leaks = secrets::scan_files([(crate::project::REPORT, report)], &secrets, sources, pod.file);

@@ -159,6 +159,7 @@ const COMMAND_LINE_ONLY: &[(&str, &str)] = &[
     ("format", "the output format is the caller's: a file must not change what a script parses"),
     ("check", "whether to write is the caller's choice"),
     ("diff", "it only changes what --check prints; pass it on the command line"),
+    ("jobs", "how many threads a compile uses is the running machine's business, and the output is the same bytes whatever it is"),
     ("config", "a config file cannot name another"),
     ("no-config", "a config file cannot turn itself off"),
 ];
@@ -211,6 +212,8 @@ pub(crate) struct Given {
     pub root: Option<PathBuf>,
     pub no_cache: Option<bool>,
     pub image_jobs: Option<u16>,
+    /// `--jobs` (command line only).
+    pub jobs: Option<u16>,
     pub strict: Option<bool>,
     pub choice: Choice,
 }
@@ -242,6 +245,8 @@ pub(crate) struct Effective {
     pub root: Setting<Option<PathBuf>>,
     pub no_cache: Setting<bool>,
     pub image_jobs: Setting<u16>,
+    /// Threads for the per-agent work (`--jobs`; 0: [`crate::jobs::threads`]' default).
+    pub jobs: usize,
     pub strict: Setting<bool>,
 }
 
@@ -648,6 +653,7 @@ fn merge(
         root: pick(given.root.clone().map(Some), some(file.root), None),
         no_cache: pick(given.no_cache, file.no_cache, false),
         image_jobs: pick(given.image_jobs, file.image_jobs, 8),
+        jobs: given.jobs.map_or(0, usize::from),
         strict: pick(given.strict, file.strict, false),
     }
 }

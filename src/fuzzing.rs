@@ -116,7 +116,7 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
         }
         for mode in [SecretMode::Redact, SecretMode::Inline] {
             let mut ds = diags.clone();
-            if let Some(built) = compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, &sources, &mut ds) {
+            if let Some(built) = compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, &sources, &mut ds) {
                 std::hint::black_box(built.artifacts);
             }
             render(&ds.sorted(&sources).0, &sources);

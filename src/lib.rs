@@ -35,6 +35,7 @@ pub(crate) mod generated_doc;
 pub(crate) mod grant;
 pub(crate) mod image;
 pub(crate) mod inspect;
+pub(crate) mod jobs;
 pub(crate) mod lock;
 pub mod merge;
 pub(crate) mod origin;

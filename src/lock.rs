@@ -102,7 +102,15 @@ pub(crate) struct Settings {
     pub descriptors: BTreeMap<String, String>,
 }
 
-pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: &Built) -> Vec<u8> {
+/// The distinct renderings' hashes are computed on up to `threads` threads.
+pub(crate) fn build(
+    inputs: &BTreeMap<String, InputEntry>,
+    sources: &SourceMap,
+    env: &Env,
+    settings: &Settings,
+    built: &Built,
+    threads: usize,
+) -> Vec<u8> {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -131,11 +139,22 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: {
-            // A rendering shared by many agents is hashed once.
-            let mut hashes: std::collections::HashMap<(usize, u32), String> = std::collections::HashMap::new();
-            let mut hash =
-                |a: &crate::artifact::Artifact| hashes.entry(a.rendering()).or_insert_with(|| output_hash(a, built.secrets)).clone();
-            built.artifacts.0.iter().map(|(p, a)| LockOutput { path: p.clone(), sha256: hash(a) }).collect()
+            // A rendering shared by many agents is hashed once; the distinct ones (each
+            // independent of the others) on up to `threads` threads.
+            let distinct: Vec<&crate::artifact::Artifact> = built.artifacts.distinct().map(|(_, a)| a).collect();
+            let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
+                run.iter().map(|a| (a.rendering(), output_hash(a, built.secrets))).collect::<Vec<_>>()
+            });
+            let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();
+            built
+                .artifacts
+                .0
+                .iter()
+                .map(|(p, a)| LockOutput {
+                    path: p.clone(),
+                    sha256: hashes.get(&a.rendering()).cloned().unwrap_or_else(|| output_hash(a, built.secrets)),
+                })
+                .collect()
         },
     };
     crate::artifact::json::to_go_json(&lock)

@@ -16,6 +16,57 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+/// [`to_go_json`] of a document one of whose top-level fields, `key`, is the array
+/// `items`; `doc` is the document with that array left empty. The items are serialized on
+/// up to `threads` threads (contiguous runs of them) and spliced in, in order: the same
+/// bytes as serializing the whole document at once. `None` if `doc` has no empty
+/// top-level `key` (the caller then serializes the whole).
+pub(crate) fn to_go_json_with_array<D, T>(doc: &D, key: &str, items: &[T], threads: usize) -> Option<Vec<u8>>
+where
+    D: Serialize + ?Sized,
+    T: Serialize + Sync,
+{
+    let head = to_go_json(doc);
+    // A raw newline cannot occur inside a JSON string, so this is the top-level field.
+    let field = format!("\n  {}: [", serde_json::to_string(key).ok()?);
+    let at = memchr::memmem::find(&head, format!("{field}]").as_bytes())? + field.len();
+    if items.is_empty() {
+        return Some(head);
+    }
+    // Each item is one element of an array that is a field of the top-level object: two
+    // levels deep, after ",\n" and four spaces (but the first, which follows "[").
+    // The first run writes into a buffer that starts with the head, and the others are
+    // appended to it and freed one by one: no second copy of the whole document is held.
+    let runs = crate::jobs::map_runs(items, threads, 16, |start, run| {
+        let first = start == 0;
+        let mut out = Vec::with_capacity(if first { at } else { 0 } + run.len() * 1024);
+        if first {
+            out.extend_from_slice(&head[..at]);
+        }
+        for (i, item) in run.iter().enumerate() {
+            out.extend_from_slice(if first && i == 0 { b"\n    " } else { b",\n    " });
+            let mut f = PrettyFormatter::with_indent(b"  ");
+            for _ in 0..2 {
+                // Only moves the indentation to where the item sits; writes nothing.
+                let _ = f.begin_array(&mut io::sink());
+            }
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(f));
+            item.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
+        }
+        out
+    });
+    let rest: usize = runs.iter().skip(1).map(Vec::len).sum::<usize>() + head.len() - at + 3;
+    let mut runs = runs.into_iter();
+    let mut out = runs.next().unwrap_or_default();
+    out.reserve_exact(rest);
+    for run in runs {
+        out.extend_from_slice(&run);
+    }
+    out.extend_from_slice(b"\n  ");
+    out.extend_from_slice(&head[at..]);
+    Some(out)
+}
+
 struct GoFormatter(PrettyFormatter<'static>);
 
 /// Go's float64 text: shortest round-trip digits; exponent form outside [1e-6, 1e21).
@@ -104,5 +155,21 @@ mod tests {
         let got = String::from_utf8(to_go_json(&v)).unwrap();
         let want = "{\n  \"a\": \"\\u003cx \\u0026 y\\u003e\\u2028\\n\\u0001\",\n  \"b\": [\n    1,\n    2.5,\n    1e+21,\n    1.5e-7,\n    0.000001,\n    9007199254740992,\n    -0\n  ],\n  \"c\": {},\n  \"d\": []\n}\n";
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_spliced_array_is_the_whole_document() {
+        let items: Vec<serde_json::Value> =
+            (0..100).map(|i| json!({"id": format!("a-{i}"), "n": i, "l": [1, {"x": "<&>"}], "e": {}, "f": []})).collect();
+        let whole = to_go_json(&json!({"agents": items, "pod": "p", "z": [1, 2]}));
+        for threads in [1, 2, 3, 8] {
+            let spliced = to_go_json_with_array(&json!({"agents": [], "pod": "p", "z": [1, 2]}), "agents", &items, threads);
+            assert_eq!(spliced.as_deref(), Some(&whole[..]), "{threads} threads");
+        }
+        let empty = to_go_json(&json!({"agents": [], "pod": "p"}));
+        assert_eq!(to_go_json_with_array(&json!({"agents": [], "pod": "p"}), "agents", &[] as &[u8], 2), Some(empty));
+        assert_eq!(to_go_json_with_array(&json!({"pod": "p"}), "agents", &items, 2), None);
+        // A nested field of that name is not the top-level one.
+        assert_eq!(to_go_json_with_array(&json!({"x": {"agents": []}}), "agents", &items, 2), None);
     }
 }

@@ -112,7 +112,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     if args.check {
         return check(&args, &settings, &out, artifacts, &compiled);
     }
-    match write_tree_with(&out, artifacts, &compiled.secrets, opts.strict) {
+    match write_tree_with(&out, artifacts, &compiled.secrets, opts.strict, opts.jobs) {
         Ok(w) if w.refused => {
             let mut held = crate::diag::Diagnostics(w.warnings.clone());
             held.promote_warnings(&settings.strict_by());

@@ -38,6 +38,9 @@ pub(super) struct PodArgs {
     /// How many images are inspected and read at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub image_jobs: Option<u16>,
+    /// Threads for the per-agent work: rendering, report.json, hashing and writing the tree (pods under 64 agents use one); the output is the same bytes whatever N is [default: the CPUs available, at most 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: Option<u16>,
     /// Read settings from this file instead of the nearest clawc.toml (docs/config.md)
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
     pub config: Option<PathBuf>,
@@ -91,6 +94,7 @@ impl PodArgs {
             root: self.root.clone(),
             no_cache: self.no_cache,
             image_jobs: self.image_jobs,
+            jobs: self.jobs,
             strict: strict.and_then(|s| s.strict),
             choice: match (&self.config, self.no_config) {
                 (Some(f), _) => Choice::File(f.clone()),
@@ -142,6 +146,7 @@ pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options
         images,
         image_cache: if s.no_cache.value { Cache::default() } else { Cache::user() },
         image_jobs: s.image_jobs.value.into(),
+        jobs: s.jobs,
         root: s.root.value.clone(),
         runners: s.runners.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
         strict: s.strict.value,

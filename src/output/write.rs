@@ -69,17 +69,19 @@ struct Journal {
 /// resolved token values (stale files holding inline tokens are hashed masked, as the lock
 /// records them).
 pub fn write_tree(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
-    write_tree_with(out, artifacts, secrets, false)
+    write_tree_with(out, artifacts, secrets, false, 0)
 }
 
 /// [`write_tree`]; with `strict` (`--strict`), a warning the plan raises (a stale file
 /// left in place) stops the write before anything is touched: the summary comes back with
-/// `refused` set, its `warnings` saying why, and nothing written or removed.
+/// `refused` set, its `warnings` saying why, and nothing written or removed. Files are
+/// staged on up to `jobs` threads (0: the default of `--jobs`).
 pub fn write_tree_with(
     out: &Path,
     artifacts: &ArtifactSet,
     secrets: &BTreeMap<String, String>,
     strict: bool,
+    jobs: usize,
 ) -> Result<WriteSummary, Diagnostic> {
     check_names(artifacts)?;
     prepare_out(out)?;
@@ -94,7 +96,7 @@ pub fn write_tree_with(
         return Ok(summary);
     }
     let interrupted = watch_signals();
-    if let Err(d) = stage(out, artifacts, &journal, &interrupted) {
+    if let Err(d) = stage(out, artifacts, &journal, &interrupted, crate::jobs::threads(jobs)) {
         let _ = fs::remove_dir_all(out.join(STAGE));
         return Err(d);
     }
@@ -285,28 +287,50 @@ fn not_owned(out: &Path, rel: &str, found: &Found, lock_unreadable: bool) -> Dia
         .help("the output directory holds files of its own where clawc writes; choose another -o, or move them away")
 }
 
+/// Below this many files the staging is written by the calling thread.
+const PARALLEL_MIN_FILES: usize = 512;
+
 /// Writes each file to `<out>/.clawc-stage/<n>`, then the journal (the commit point).
-fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &AtomicBool) -> Result<(), Diagnostic> {
+/// The files are independent of each other, so contiguous runs of them are written on up
+/// to `threads` threads; the journal is written only once every one is staged, and a
+/// failure or interruption anywhere stops every run before its next file.
+fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &AtomicBool, threads: usize) -> Result<(), Diagnostic> {
     let dir = out.join(STAGE);
     fs::create_dir(&dir).map_err(|e| io("create staging directory", &dir, e))?;
-    for (name, rel) in &journal.writes {
-        if interrupted.load(Ordering::SeqCst) {
-            return Err(interruption());
+    let threads = if journal.writes.len() < PARALLEL_MIN_FILES { 1 } else { threads };
+    let failed = AtomicBool::new(false);
+    let runs = crate::jobs::map_runs(&journal.writes, threads, 64, |_, run| {
+        for (name, rel) in run {
+            if interrupted.load(Ordering::SeqCst) {
+                return Err(interruption());
+            }
+            if failed.load(Ordering::SeqCst) {
+                // Another run failed; its error is the one reported.
+                return Ok(());
+            }
+            stage_one(&dir, name, &artifacts.0[rel]).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
         }
-        let a = &artifacts.0[rel];
-        let path = dir.join(name);
-        let mut f =
-            fs::OpenOptions::new().write(true).create_new(true).mode(a.mode()).open(&path).map_err(|e| io("stage a file in", &dir, e))?;
-        f.write_all(&a.bytes).map_err(|e| io("write", &path, e))?;
-        // The umask must not loosen or tighten what clawc promises.
-        f.set_permissions(fs::Permissions::from_mode(a.mode())).map_err(|e| io("set the mode of", &path, e))?;
-    }
+        Ok(())
+    });
+    // The first failure in journal order.
+    runs.into_iter().collect::<Result<Vec<()>, Diagnostic>>()?;
     let tmp = dir.join(format!("{JOURNAL}.tmp"));
     fs::write(&tmp, serde_json::to_vec(journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;
     if interrupted.load(Ordering::SeqCst) {
         return Err(interruption());
     }
     fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))
+}
+
+/// Stages one file as `<dir>/<name>`: created new (never through anything already
+/// there), with the artifact's mode.
+fn stage_one(dir: &Path, name: &str, a: &Artifact) -> Result<(), Diagnostic> {
+    let path = dir.join(name);
+    let mut f =
+        fs::OpenOptions::new().write(true).create_new(true).mode(a.mode()).open(&path).map_err(|e| io("stage a file in", dir, e))?;
+    f.write_all(&a.bytes).map_err(|e| io("write", &path, e))?;
+    // The umask must not loosen or tighten what clawc promises.
+    f.set_permissions(fs::Permissions::from_mode(a.mode())).map_err(|e| io("set the mode of", &path, e))
 }
 
 fn interruption() -> Diagnostic {

@@ -18,8 +18,7 @@ pub(crate) mod native;
 pub(crate) mod report;
 pub(crate) mod skills;
 
-use crate::artifact::ArtifactSet;
-use crate::artifact::json::to_go_json;
+use crate::artifact::{Artifact, ArtifactSet};
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
 use crate::pod::{Claw, Pod};
@@ -39,8 +38,15 @@ pub(crate) struct Projected<'a> {
     agents: Vec<report::AgentReport<'a>>,
 }
 
+/// Below this many agent ids a pod is projected on the calling thread: its rendering
+/// takes less than starting a thread costs.
+pub(crate) const PARALLEL_MIN_AGENTS: usize = 64;
+
 /// Builds every per-agent artifact with tokens redacted (`${VAR}`); [`Projected::inline`]
-/// then writes literal tokens where `--secrets inline` asks for them.
+/// then writes literal tokens where `--secrets inline` asks for them. Agent services are
+/// rendered on up to `threads` threads (each service's rendering is independent of the
+/// others') and put together in service order, as one thread would.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn project<'a>(
     pod: &'a Pod,
     reg: &'a Registry,
@@ -48,52 +54,81 @@ pub(crate) fn project<'a>(
     natives: &'a BTreeMap<String, NativePlan>,
     skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
     sources: &SourceMap,
+    threads: usize,
 ) -> Projected<'a> {
+    let services: Vec<(&'a String, &'a Plan)> = plans.iter().collect();
+    let agent_ids: usize = services.iter().filter_map(|(s, _)| pod.services[*s].claw.as_ref()).map(|c| c.count.max(1) as usize).sum();
+    let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
+    let rendered = crate::jobs::map_runs(&services, threads, 1, |_, run| {
+        run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
+    });
     let mut out = ArtifactSet::default();
     let mut agents = Vec::new();
-    for (service, plan) in plans {
-        let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
-        let mediated = (!claw.cllama.is_empty()).then(|| ServiceFiles::render(reg, claw, plan, SecretMode::Redact));
-        let native = natives.get(service);
-        let ids = claw.agent_ids(service);
-        let runner = reg.runners.get(service).map(|r| r.runner.as_str());
-        let judged = skills.get(service).map_or(&[][..], Vec::as_slice);
-        let agent = context_md::Agent { claw, plan, claw_type: runner, native, skills: judged };
-        let mds = context_md::render_replicas(pod, reg, &agent, &ids);
-        let tools = report::tools_report(plan, native, reg, sources);
-        let skill_report = report::skills_report(judged);
-        let skill_files: Vec<(String, Arc<[u8]>, bool)> = crate::project::skills::written(judged).flat_map(|e| e.skill.files()).collect();
-        for (id, md) in ids.into_iter().zip(mds) {
-            let dir = format!("context/{id}");
-            let mut files = Vec::new();
-            let mut put = |out: &mut ArtifactSet, name: &str, bytes: Arc<[u8]>, secret: bool| {
-                files.push(format!("{dir}/{name}"));
-                out.insert_secret(format!("{dir}/{name}"), bytes, secret);
-            };
-            put(&mut out, "CLAWDAPUS.md", md.into(), false);
-            if let Some(files) = &mediated {
-                for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Redact) {
-                    put(&mut out, name, bytes, secret);
-                }
-            }
-            for (rel, bytes, executable) in &skill_files {
-                files.push(format!("{dir}/skills/{rel}"));
-                out.insert_copy(format!("{dir}/skills/{rel}"), bytes.clone(), *executable);
-            }
-            if let Some(n) = native {
-                for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Redact) {
-                    files.push(format!("runners/{id}/{name}"));
-                    out.insert_secret(format!("runners/{id}/{name}"), bytes, secret);
-                }
-            }
-            files.sort();
-            let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
-            report.skills = skill_report.clone();
-            agents.push(report);
-        }
+    // In service order, so the tree is what one thread would have built, insert by insert.
+    for (files, reports) in rendered.into_iter().flatten() {
+        out.0.extend(files);
+        agents.extend(reports);
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
     Projected { artifacts: out, agents }
+}
+
+/// What one agent service renders: its files in insertion order, and its agents' reports.
+type ServiceOutput<'a> = (Vec<(String, Artifact)>, Vec<report::AgentReport<'a>>);
+
+/// Every file of every replica of agent `service`, and what the report says of each.
+fn render_service<'a>(
+    pod: &'a Pod,
+    reg: &'a Registry,
+    service: &'a str,
+    plan: &'a Plan,
+    natives: &'a BTreeMap<String, NativePlan>,
+    skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
+    sources: &SourceMap,
+) -> ServiceOutput<'a> {
+    let mut out = Vec::new();
+    let mut agents = Vec::new();
+    let Some(claw) = pod.services.get(service).and_then(|s| s.claw.as_ref()) else { return (out, agents) };
+    let mediated = (!claw.cllama.is_empty()).then(|| ServiceFiles::render(reg, claw, plan, SecretMode::Redact));
+    let native = natives.get(service);
+    let ids = claw.agent_ids(service);
+    let runner = reg.runners.get(service).map(|r| r.runner.as_str());
+    let judged = skills.get(service).map_or(&[][..], Vec::as_slice);
+    let agent = context_md::Agent { claw, plan, claw_type: runner, native, skills: judged };
+    let mds = context_md::render_replicas(pod, reg, &agent, &ids);
+    let tools = report::tools_report(plan, native, reg, sources);
+    let skill_report = report::skills_report(judged);
+    let skill_files: Vec<(String, Arc<[u8]>, bool)> = crate::project::skills::written(judged).flat_map(|e| e.skill.files()).collect();
+    let file = |bytes: Arc<[u8]>, secret: bool| Artifact { bytes, secret, executable: false };
+    for (id, md) in ids.into_iter().zip(mds) {
+        let dir = format!("context/{id}");
+        let mut files = Vec::new();
+        let mut put = |out: &mut Vec<(String, Artifact)>, name: &str, bytes: Arc<[u8]>, secret: bool| {
+            files.push(format!("{dir}/{name}"));
+            out.push((format!("{dir}/{name}"), file(bytes, secret)));
+        };
+        put(&mut out, "CLAWDAPUS.md", md.into(), false);
+        if let Some(files) = &mediated {
+            for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Redact) {
+                put(&mut out, name, bytes, secret);
+            }
+        }
+        for (rel, bytes, executable) in &skill_files {
+            files.push(format!("{dir}/skills/{rel}"));
+            out.push((format!("{dir}/skills/{rel}"), Artifact { bytes: bytes.clone(), secret: false, executable: *executable }));
+        }
+        if let Some(n) = native {
+            for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Redact) {
+                files.push(format!("runners/{id}/{name}"));
+                out.push((format!("runners/{id}/{name}"), file(bytes.into(), secret)));
+            }
+        }
+        files.sort();
+        let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
+        report.skills = skill_report.clone();
+        agents.push(report);
+    }
+    (out, agents)
 }
 
 /// A rendered file: its bytes (shared between the agents that have the same) and whether
@@ -170,8 +205,18 @@ impl Projected<'_> {
         self
     }
 
-    /// The whole tree: the per-agent artifacts and `report.json` with `warnings`.
-    pub(crate) fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
+    /// The whole tree: the per-agent artifacts and `report.json` with `warnings`. The
+    /// agents' entries (most of the report: 32 MB for 3,000 agents) are serialized on up
+    /// to `threads` threads and spliced into the rest in order ([`report::render`]).
+    pub(crate) fn with_report(
+        self,
+        pod: &Pod,
+        reg: &Registry,
+        sources: &SourceMap,
+        warnings: &[Diagnostic],
+        threads: usize,
+    ) -> ArtifactSet {
+        let threads = if self.agents.len() < PARALLEL_MIN_AGENTS { 1 } else { threads };
         let report = report::Report {
             version: 1,
             pod: &pod.name,
@@ -180,7 +225,7 @@ impl Projected<'_> {
             warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
         };
         let mut out = self.artifacts;
-        out.insert(REPORT, to_go_json(&report));
+        out.insert(REPORT, report::render(report, threads));
         out
     }
 }

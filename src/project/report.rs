@@ -20,6 +20,19 @@ pub(crate) struct Report<'a> {
     pub warnings: Vec<DiagnosticJson>,
 }
 
+/// `report.json`'s bytes: the agents' entries serialized on up to `threads` threads and
+/// spliced into the rest, byte for byte what serializing the whole report gives.
+pub(crate) fn render(mut report: Report<'_>, threads: usize) -> Vec<u8> {
+    let agents = std::mem::take(&mut report.agents);
+    match crate::artifact::json::to_go_json_with_array(&report, "agents", &agents, threads) {
+        Some(bytes) => bytes,
+        None => {
+            report.agents = agents;
+            crate::artifact::json::to_go_json(&report)
+        }
+    }
+}
+
 #[derive(Serialize)]
 pub(crate) struct AgentReport<'a> {
     pub id: String,

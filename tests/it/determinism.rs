@@ -175,3 +175,95 @@ fn replicas_get_their_own_id_even_when_the_pod_holds_the_stand_in() {
         assert_eq!(md.matches(stand_in).count(), 1, "{md}");
     }
 }
+
+#[path = "../../benches/common/generate.rs"]
+mod generate;
+
+/// Every file under `root` with its permission bits.
+fn tree_with_modes(root: &Path) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
+    use std::os::unix::fs::PermissionsExt;
+    tree(root)
+        .into_iter()
+        .map(|(rel, bytes)| {
+            let mode = std::fs::metadata(root.join(&rel)).unwrap().permissions().mode() & 0o777;
+            (rel, (mode, bytes))
+        })
+        .collect()
+}
+
+/// The per-agent work runs on `--jobs N` threads; the tree (every file, `clawc.lock`,
+/// `report.json`) and every file's mode are the same bytes whatever N is, in both secrets
+/// modes, and `--check` with another N finds the tree in sync.
+#[test]
+fn the_tree_is_the_same_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    // The benchmark's 1× pod: 30 services × 10 replicas, 100 tool services.
+    generate::generate(dir.path(), 30);
+    // One service carries a skill folder with a script (mode 0755 in the tree); a folder
+    // also makes `--check` compile rather than answer from the lock.
+    let pod = std::fs::read_to_string(dir.path().join("claw-pod.yml")).unwrap();
+    let pod = pod.replacen("      count: 10\n", "      count: 10\n      skills: [skills/tidy]\n", 1);
+    std::fs::write(dir.path().join("claw-pod.yml"), pod).unwrap();
+    std::fs::create_dir_all(dir.path().join("skills/tidy/scripts")).unwrap();
+    std::fs::write(dir.path().join("skills/tidy/SKILL.md"), "---\nname: tidy\ndescription: d\n---\n# Tidy\n").unwrap();
+    let script = dir.path().join("skills/tidy/scripts/run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ok\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Token values, so `--secrets inline` writes files with mode 0600.
+    let tokens: Vec<(String, String)> =
+        (1..generate::TOOL_SERVICES).map(|s| (format!("TOKEN_{s}"), format!("tok-{s}-0123456789abcdef"))).collect();
+    let compile = |jobs: &str, secrets: &str| {
+        let out = dir.path().join(format!("out-{secrets}-{jobs}"));
+        let o = clawc()
+            .current_dir(dir.path())
+            .envs(tokens.iter().map(|(k, v)| (k, v)))
+            .args(["compile", "claw-pod.yml", "--secrets", secrets, "--jobs", jobs, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "--jobs {jobs}: {}", String::from_utf8_lossy(&o.stderr));
+        tree_with_modes(&out)
+    };
+    let one = compile("1", "redact");
+    assert_eq!(
+        one.len(),
+        300 * 3 + 10 * 2 + 2,
+        "CLAWDAPUS.md, tools.json, feeds.json per agent; the skill's 2 files in 10; the report and lock"
+    );
+    assert_eq!(one["context/agent-0-3/skills/tidy/scripts/run.sh"].0, 0o755);
+    assert!(one.contains_key("report.json") && one.contains_key("clawc.lock"));
+    for jobs in ["2", "4"] {
+        let many = compile(jobs, "redact");
+        assert!(one == many, "--jobs {jobs} wrote other bytes or modes than --jobs 1: {:?}", differing(&one, &many));
+    }
+    let inline = compile("1", "inline");
+    assert!(inline.values().any(|(mode, _)| *mode == 0o600), "inline tokens are written 0600");
+    let many = compile("4", "inline");
+    assert!(inline == many, "inline, --jobs 4: {:?}", differing(&inline, &many));
+    // A tree compiled on four threads is in sync for a check on one (it compiles: the
+    // skill folder cannot be vouched for from hashes).
+    let o = clawc()
+        .current_dir(dir.path())
+        .args(["compile", "claw-pod.yml", "--check", "--format", "json", "--jobs", "1", "-o", "out-redact-4"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    assert_eq!(
+        (o.status.code(), doc["status"].as_str(), doc["answered_by"].as_str()),
+        (Some(0), Some("in-sync"), Some("compile")),
+        "{doc}"
+    );
+    // Zero threads is not a count.
+    let o = clawc().current_dir(dir.path()).args(["compile", "claw-pod.yml", "--jobs", "0", "-o", "out-0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("out-0").exists());
+}
+
+/// The paths whose bytes or modes differ (first few), for the assertion message.
+fn differing<'a>(
+    a: &'a std::collections::BTreeMap<String, (u32, Vec<u8>)>,
+    b: &'a std::collections::BTreeMap<String, (u32, Vec<u8>)>,
+) -> Vec<&'a str> {
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).take(5).map(String::as_str).collect()
+}

@@ -1,0 +1,87 @@
+//! Independent work split across threads, with results in input order.
+//!
+//! The compile's per-agent passes (rendering, `report.json`'s agents, hashing distinct
+//! renderings, staging files) are pure functions of each item, so the work is cut into
+//! contiguous runs, one per thread, and the results are put back together in the order of
+//! the items: the output cannot depend on the thread count or on scheduling. Plain scoped
+//! threads do it; no pool outlives a call.
+
+use std::num::NonZeroUsize;
+
+/// The most threads a compile uses by default: beyond this, the serial parts (parsing,
+/// inserting paths into the tree, the journal) dominate.
+pub(crate) const MAX_DEFAULT: usize = 8;
+
+/// How many threads: `requested` when not 0, else the CPUs this process may use, at most
+/// [`MAX_DEFAULT`].
+pub(crate) fn threads(requested: usize) -> usize {
+    if requested > 0 {
+        return requested;
+    }
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get).min(MAX_DEFAULT)
+}
+
+/// `f(start, run)` over contiguous runs of `items` (`start`: the index of the run's first
+/// item), on up to `threads` threads, each run holding at least `min_run` items (so small
+/// inputs stay on the calling thread, where a spawn would cost more than it saves). The
+/// results come back in the order of the runs.
+///
+/// A thread the system refuses to start is replaced by running its part on the calling
+/// thread; a panic in a part is raised again on the caller.
+pub(crate) fn map_runs<T: Sync, R: Send>(items: &[T], threads: usize, min_run: usize, f: impl Fn(usize, &[T]) -> R + Sync) -> Vec<R> {
+    let parts = threads.min(items.len() / min_run.max(1)).max(1);
+    if parts == 1 {
+        return vec![f(0, items)];
+    }
+    let run = items.len().div_ceil(parts);
+    let runs: Vec<(usize, &[T])> = items.chunks(run).enumerate().map(|(i, r)| (i * run, r)).collect();
+    let f = &f;
+    std::thread::scope(|s| {
+        // The first run is the calling thread's own: it works instead of waiting.
+        let spawned: Vec<_> = runs[1..]
+            .iter()
+            .map(|&(at, r)| ((at, r), std::thread::Builder::new().name("clawc-job".into()).spawn_scoped(s, move || f(at, r)).ok()))
+            .collect();
+        let mut out = Vec::with_capacity(runs.len());
+        out.push(f(runs[0].0, runs[0].1));
+        for ((at, r), handle) in spawned {
+            out.push(match handle {
+                Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                None => f(at, r),
+            });
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_in_order_whatever_the_thread_count() {
+        let items: Vec<u32> = (0..1000).collect();
+        for threads in [1, 2, 3, 4, 7, 8, 64] {
+            let runs: Vec<(usize, Vec<u32>)> = map_runs(&items, threads, 10, |at, run| (at, run.to_vec()));
+            assert!(runs.iter().all(|(at, run)| items[*at..].starts_with(run)));
+            let sums: Vec<Vec<u32>> = runs.into_iter().map(|(_, run)| run).collect();
+            assert_eq!(sums.concat(), items, "{threads} threads");
+            assert!(sums.len() <= threads.max(1));
+        }
+    }
+
+    #[test]
+    fn small_inputs_stay_on_one_thread() {
+        let items = [1, 2, 3];
+        let caller = std::thread::current().id();
+        let ids = map_runs(&items, 8, 4, |_, _| std::thread::current().id());
+        assert_eq!(ids, vec![caller]);
+        assert_eq!(map_runs(&[] as &[u8], 8, 1, |_, run| run.len()), vec![0]);
+    }
+
+    #[test]
+    fn zero_asks_for_the_default() {
+        assert!((1..=MAX_DEFAULT).contains(&threads(0)));
+        assert_eq!(threads(3), 3);
+    }
+}
