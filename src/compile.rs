@@ -158,12 +158,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
     for facts in images.found.values() {
         // The labels that shape the output, so the lock changes when they do.
         let labels: BTreeMap<&String, &String> = facts.info.labels.iter().filter(|(k, _)| k.starts_with("claw.")).collect();
-        // And the CLIs it has, which SPEC-0023 skills resolve against.
-        let record = match &facts.executables {
-            Some(exes) => serde_json::to_vec(&serde_json::json!({ "labels": labels, "executables": exes })),
-            None => serde_json::to_vec(&labels),
-        };
-        log.record(&facts.reference, "image", Some(&record.expect("labels serialize")));
+        // Not the executables it has: Docker cannot list them, and the record must be the
+        // same whichever source had the image. What they change (a skill's resolution) is
+        // in the outputs, and `--check` compiles whenever images are inputs.
+        log.record(&facts.reference, "image", Some(&serde_json::to_vec(&labels).expect("labels serialize")));
     }
     for reference in images.missing.keys() {
         // Absent now; its appearance could change the output.
