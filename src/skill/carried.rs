@@ -370,7 +370,8 @@ fn held_back(skill: &Skill, tier: u8, consumer: &str, sources: &SourceMap, diags
 }
 
 fn no_tool(skill: &Skill, r: &Resolution, inventory: &Inventory, consumer: &str, sources: &SourceMap) -> Diagnostic {
-    let searched: Vec<String> = skill.markdown.discovery.iter().map(|c| format!("{} ({})", c.name, c.kind.label())).collect();
+    let searched: Vec<String> =
+        skill.markdown.discovery.iter().map(|c| format!("{} ({})", crate::diag::printable(&c.name), c.kind.label())).collect();
     let has: BTreeSet<&str> = inventory.granted.iter().map(|g| g.shown.as_str()).collect();
     let granted = if has.is_empty() { "no tools".to_string() } else { has.into_iter().collect::<Vec<_>>().join(", ") };
     let clis = if inventory.cli.is_empty() {
@@ -378,7 +379,8 @@ fn no_tool(skill: &Skill, r: &Resolution, inventory: &Inventory, consumer: &str,
     } else {
         format!("{} CLIs", inventory.cli.len())
     };
-    Diagnostic::error(codes::NO_TOOL, format!("agent \"{consumer}\": {}", r.line(&skill.name)))
+    // The names come from the skill file: printable, so a CI log cannot be steered.
+    Diagnostic::error(codes::NO_TOOL, format!("agent \"{consumer}\": {}", crate::diag::printable(&r.line(&skill.name))))
         .at(skill.section_loc(Section::ToolDiscovery, sources))
         .help(format!(
             "it searched {}; the agent has {granted} and {clis}. Grant one of them (x-claw.tools), add the CLI to the image, or drop the skill",

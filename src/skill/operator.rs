@@ -96,7 +96,7 @@ fn read_one(
         Err(_) => return Err(not_found()),
     };
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if !crate::disk::is_safe_relative(&file_name) || file_name.contains('/') {
+    if !crate::disk::is_safe_relative(&file_name) || file_name.contains('/') || file_name.chars().any(char::is_control) {
         return Err(at(Diagnostic::error(
             crate::source::diags::INVALID_SKILL_NAME,
             format!("skill path \"{shown}\" does not end in a file or folder name"),

@@ -245,3 +245,17 @@ fn the_clis_in_an_images_path_join_the_inventory() {
     run.assert_error("clawc::skill::no_tool", "[skill:check-disk]");
     assert!(!pod.out_exists());
 }
+
+#[test]
+fn a_skill_cannot_write_control_characters_into_a_diagnostic() {
+    let skill = "# Skill: Evil\u{1b}[2J\n\n## Purpose\n\np\n\n## Tool Discovery\n\n- `evil\u{1b}]0;pwned\u{7}`\n\n## Execution\n\ne\n\n## Validation\n\nv\n";
+    let pod = pod_with("[skills/evil.md]").file("skills/evil.md", skill);
+    for format in [&["--format", "human"][..], &[][..]] {
+        let o = clawc().current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out"]).args(format).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let all = [o.stdout, o.stderr].concat();
+        assert!(!all.contains(&0x1b) && !all.contains(&0x07), "{}", String::from_utf8_lossy(&all));
+        assert!(String::from_utf8_lossy(&all).contains("clawc::skill::no_tool"));
+    }
+    assert!(!pod.out_exists());
+}
