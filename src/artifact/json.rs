@@ -16,6 +16,20 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+/// [`to_go_json`] of `value` as it is written `depth` levels into a document (its lines
+/// indented to match), without the trailing newline: a fragment to splice in.
+pub(crate) fn to_go_json_at<T: Serialize + ?Sized>(value: &T, depth: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let mut f = PrettyFormatter::with_indent(b"  ");
+    for _ in 0..depth {
+        // Only moves the indentation; writes nothing.
+        let _ = f.begin_array(&mut io::sink());
+    }
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(f));
+    value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
+    out
+}
+
 /// [`to_go_json`] of a document one of whose top-level fields, `key`, is the array
 /// `items`; `doc` is the document with that array left empty. The items are serialized on
 /// up to `threads` threads (contiguous runs of them) and spliced in, in order: the same

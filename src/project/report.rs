@@ -24,6 +24,9 @@ pub(crate) struct Report<'a> {
 /// spliced into the rest, byte for byte what serializing the whole report gives.
 pub(crate) fn render(mut report: Report<'_>, threads: usize) -> Vec<u8> {
     let agents = std::mem::take(&mut report.agents);
+    for a in &agents {
+        a.tools.prerender();
+    }
     match crate::artifact::json::to_go_json_with_array(&report, "agents", &agents, threads) {
         Some(bytes) => bytes,
         None => {
@@ -43,7 +46,7 @@ pub(crate) struct AgentReport<'a> {
     /// The runner that loads its tools natively.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner: Option<&'static str>,
-    pub tools: std::sync::Arc<[ToolReport]>,
+    pub tools: SharedTools,
     pub feeds: Vec<FeedReport<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryReport<'a>>,
@@ -330,9 +333,44 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
     }
 }
 
+/// An agent's tools in the report: one list per agent service, shared by its replicas,
+/// and serialised once for all of them ([`SharedTools::prerender`]).
+#[derive(Clone)]
+pub(crate) struct SharedTools {
+    list: std::sync::Arc<[ToolReport]>,
+    /// The list as `report.json` holds it (at an agent's depth), once rendered.
+    raw: std::sync::Arc<std::sync::OnceLock<Box<serde_json::value::RawValue>>>,
+}
+
+impl SharedTools {
+    /// How deep an agent's `tools` array sits in `report.json`: the document, `agents`,
+    /// the agent.
+    const DEPTH: usize = 3;
+
+    /// Renders the list once, as it appears in `report.json`; every replica's entry then
+    /// copies those bytes instead of serialising it again. Only `report.json` serialises
+    /// an [`AgentReport`], always at [`SharedTools::DEPTH`].
+    fn prerender(&self) {
+        self.raw.get_or_init(|| {
+            let text = crate::artifact::json::to_go_json_at(&self.list, Self::DEPTH);
+            serde_json::value::RawValue::from_string(String::from_utf8(text).expect("JSON is UTF-8")).expect("clawc's JSON parses")
+        });
+    }
+}
+
+impl Serialize for SharedTools {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.raw.get() {
+            Some(raw) => raw.serialize(s),
+            None => self.list.serialize(s),
+        }
+    }
+}
+
 /// The report's tools of one agent service (its replicas share them).
-pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> std::sync::Arc<[ToolReport]> {
-    plan.tools
+pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> SharedTools {
+    let list = plan
+        .tools
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
@@ -343,7 +381,8 @@ pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Regis
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),
             }
         })
-        .collect()
+        .collect();
+    SharedTools { list, raw: std::sync::Arc::default() }
 }
 
 /// Agent `id`'s entry; `tools` from [`tools_report`].
@@ -355,7 +394,7 @@ pub(crate) fn agent_report<'a>(
     plan: &'a Plan,
     native: Option<&NativePlan>,
     reg: &Registry,
-    tools: std::sync::Arc<[ToolReport]>,
+    tools: SharedTools,
     artifacts: Vec<String>,
 ) -> AgentReport<'a> {
     let feeds = plan
