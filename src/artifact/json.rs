@@ -20,14 +20,19 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 /// indented to match), without the trailing newline: a fragment to splice in.
 pub(crate) fn to_go_json_at<T: Serialize + ?Sized>(value: &T, depth: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
+    write_at(&mut out, value, depth);
+    out
+}
+
+/// Appends `value` to `out` as Go writes it `depth` levels into a document.
+fn write_at<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T, depth: usize) {
     let mut f = PrettyFormatter::with_indent(b"  ");
     for _ in 0..depth {
         // Only moves the indentation; writes nothing.
         let _ = f.begin_array(&mut io::sink());
     }
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(f));
+    let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter(f));
     value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
-    out
 }
 
 /// [`to_go_json`] of a document one of whose top-level fields, `key`, is the array
@@ -59,13 +64,7 @@ where
         }
         for (i, item) in run.iter().enumerate() {
             out.extend_from_slice(if first && i == 0 { b"\n    " } else { b",\n    " });
-            let mut f = PrettyFormatter::with_indent(b"  ");
-            for _ in 0..2 {
-                // Only moves the indentation to where the item sits; writes nothing.
-                let _ = f.begin_array(&mut io::sink());
-            }
-            let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(f));
-            item.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
+            write_at(&mut out, item, 2);
         }
         out
     });

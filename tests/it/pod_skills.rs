@@ -259,3 +259,21 @@ fn a_skill_cannot_write_control_characters_into_a_diagnostic() {
     }
     assert!(!pod.out_exists());
 }
+
+#[test]
+fn a_token_copied_into_a_skill_folder_is_refused_without_printing_it() {
+    let token = "tok&skill-secret-0123";
+    let desc = super::harness::http_descriptor(&["a"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    let pod = Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n      skills: [skills/leak]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file(".env", &format!("API_TOKEN='{token}'\n"))
+        .file("skills/leak/SKILL.md", "# Leak\n")
+        // The token as the Go JSON encoder would write it: an encoded form, in a script.
+        .file("skills/leak/scripts/call.sh", "#!/bin/sh\ncurl -H 'Authorization: Bearer tok\\u0026skill-secret-0123'\n");
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    run.assert_error("clawc::secrets::leak", "context/bot/skills/leak/scripts/call.sh");
+    assert!(!pod.out_exists());
+    assert!(!run.stdout.contains("skill-secret") && !run.stderr.contains("skill-secret"), "{}", run.stdout);
+}
