@@ -501,8 +501,8 @@ pub(crate) fn build(
         }
         let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans, &native) };
         let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-        let tree = projected.with_report(&pod, &registry, sources, &warnings, threads);
-        // The report holds no token in either mode; scan it on its own.
+        let tree = projected.with_report(&pod, &registry, sources, &warnings);
+        // The index holds no token in either mode; scan it on its own.
         let report = tree.0.get(crate::project::REPORT).map(|a| &a.bytes[..]).unwrap_or_default();
         let report_leaks = secrets::scan_files([(crate::project::REPORT, report)], &secrets, sources, pod.file);
         diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));

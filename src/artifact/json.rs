@@ -35,51 +35,6 @@ fn write_at<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T, depth: usize) {
     value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
 }
 
-/// [`to_go_json`] of a document one of whose top-level fields, `key`, is the array
-/// `items`; `doc` is the document with that array left empty. The items are serialized on
-/// up to `threads` threads (contiguous runs of them) and spliced in, in order: the same
-/// bytes as serializing the whole document at once. `None` if `doc` has no empty
-/// top-level `key` (the caller then serializes the whole).
-pub(crate) fn to_go_json_with_array<D, T>(doc: &D, key: &str, items: &[T], threads: usize) -> Option<Vec<u8>>
-where
-    D: Serialize + ?Sized,
-    T: Serialize + Sync,
-{
-    let head = to_go_json(doc);
-    // A raw newline cannot occur inside a JSON string, so this is the top-level field.
-    let field = format!("\n  {}: [", serde_json::to_string(key).ok()?);
-    let at = memchr::memmem::find(&head, format!("{field}]").as_bytes())? + field.len();
-    if items.is_empty() {
-        return Some(head);
-    }
-    // Each item is one element of an array that is a field of the top-level object: two
-    // levels deep, after ",\n" and four spaces (but the first, which follows "[").
-    // The first run writes into a buffer that starts with the head, and the others are
-    // appended to it and freed one by one: no second copy of the whole document is held.
-    let runs = crate::jobs::map_runs(items, threads, 16, |start, run| {
-        let first = start == 0;
-        let mut out = Vec::with_capacity(if first { at } else { 0 } + run.len() * 1024);
-        if first {
-            out.extend_from_slice(&head[..at]);
-        }
-        for (i, item) in run.iter().enumerate() {
-            out.extend_from_slice(if first && i == 0 { b"\n    " } else { b",\n    " });
-            write_at(&mut out, item, 2);
-        }
-        out
-    });
-    let rest: usize = runs.iter().skip(1).map(Vec::len).sum::<usize>() + head.len() - at + 3;
-    let mut runs = runs.into_iter();
-    let mut out = runs.next().unwrap_or_default();
-    out.reserve_exact(rest);
-    for run in runs {
-        out.extend_from_slice(&run);
-    }
-    out.extend_from_slice(b"\n  ");
-    out.extend_from_slice(&head[at..]);
-    Some(out)
-}
-
 struct GoFormatter(PrettyFormatter<'static>);
 
 /// Go's float64 text: shortest round-trip digits; exponent form outside [1e-6, 1e21).
@@ -171,18 +126,10 @@ mod tests {
     }
 
     #[test]
-    fn a_spliced_array_is_the_whole_document() {
-        let items: Vec<serde_json::Value> =
-            (0..100).map(|i| json!({"id": format!("a-{i}"), "n": i, "l": [1, {"x": "<&>"}], "e": {}, "f": []})).collect();
-        let whole = to_go_json(&json!({"agents": items, "pod": "p", "z": [1, 2]}));
-        for threads in [1, 2, 3, 8] {
-            let spliced = to_go_json_with_array(&json!({"agents": [], "pod": "p", "z": [1, 2]}), "agents", &items, threads);
-            assert_eq!(spliced.as_deref(), Some(&whole[..]), "{threads} threads");
-        }
-        let empty = to_go_json(&json!({"agents": [], "pod": "p"}));
-        assert_eq!(to_go_json_with_array(&json!({"agents": [], "pod": "p"}), "agents", &[] as &[u8], 2), Some(empty));
-        assert_eq!(to_go_json_with_array(&json!({"pod": "p"}), "agents", &items, 2), None);
-        // A nested field of that name is not the top-level one.
-        assert_eq!(to_go_json_with_array(&json!({"x": {"agents": []}}), "agents", &items, 2), None);
+    fn a_fragment_at_its_depth_splices_into_the_whole() {
+        let tools = json!([{"name": "a", "schema": {"x": [1, {}], "<": "&"}}, {"name": "b"}]);
+        let whole = to_go_json(&json!({"id": "a-0", "tools": tools}));
+        let raw = serde_json::value::RawValue::from_string(String::from_utf8(to_go_json_at(&tools, 1)).unwrap()).unwrap();
+        assert_eq!(to_go_json(&json!({"id": "a-0", "tools": raw})), whole);
     }
 }

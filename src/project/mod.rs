@@ -9,7 +9,10 @@
 //!                                       surfaces, then x-claw.skills (a folder copied whole);
 //!                                       a skill its tier may not use is held back
 //! runners/<agent-id>/…                  native agents with ≥ 1 granted tool (see [`native`])
-//! report.json
+//! report/<agent-id>.json                every agent: its tools with their grants, feeds,
+//!                                       memory, skills (one file each, so a change to one
+//!                                       agent rewrites only its own)
+//! report.json                           the index: pod, agents, services, every warning
 //! ```
 
 pub(crate) mod context_md;
@@ -28,14 +31,15 @@ use native::NativePlan;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The report's path in the tree.
+/// The report index's path in the tree.
 pub(crate) const REPORT: &str = "report.json";
 
-/// The per-agent artifacts, and what `report.json` will say of each agent. The report is
-/// rendered last ([`Projected::with_report`]), once the leak scan has added its warnings.
+/// The per-agent artifacts (each agent's report among them), and the report index's
+/// entries. The index is rendered last ([`Projected::with_report`]), once the leak scan has
+/// added its warnings.
 pub(crate) struct Projected<'a> {
     pub artifacts: ArtifactSet,
-    agents: Vec<report::AgentReport<'a>>,
+    agents: Vec<report::IndexEntry<'a>>,
 }
 
 /// Below this many agent ids a pod is projected on the calling thread: its rendering
@@ -73,8 +77,9 @@ pub(crate) fn project<'a>(
     Projected { artifacts: out, agents }
 }
 
-/// What one agent service renders: its files in insertion order, and its agents' reports.
-type ServiceOutput<'a> = (Vec<(String, Artifact)>, Vec<report::AgentReport<'a>>);
+/// What one agent service renders: its files in insertion order, and its agents' entries
+/// in the report index.
+type ServiceOutput<'a> = (Vec<(String, Artifact)>, Vec<report::IndexEntry<'a>>);
 
 /// Every file of every replica of agent `service`, and what the report says of each.
 fn render_service<'a>(
@@ -126,7 +131,9 @@ fn render_service<'a>(
         files.sort();
         let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
         report.skills = skill_report.clone();
-        agents.push(report);
+        let entry = report::IndexEntry::new(id, service);
+        out.push((entry.report.clone(), file(report::render_agent(&report).into(), false)));
+        agents.push(entry);
     }
     (out, agents)
 }
@@ -205,27 +212,18 @@ impl Projected<'_> {
         self
     }
 
-    /// The whole tree: the per-agent artifacts and `report.json` with `warnings`. The
-    /// agents' entries (most of the report: 32 MB for 3,000 agents) are serialized on up
-    /// to `threads` threads and spliced into the rest in order ([`report::render`]).
-    pub(crate) fn with_report(
-        self,
-        pod: &Pod,
-        reg: &Registry,
-        sources: &SourceMap,
-        warnings: &[Diagnostic],
-        threads: usize,
-    ) -> ArtifactSet {
-        let threads = if self.agents.len() < PARALLEL_MIN_AGENTS { 1 } else { threads };
+    /// The whole tree: the per-agent artifacts and the report index, `report.json`, with
+    /// `warnings`.
+    pub(crate) fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
         let report = report::Report {
-            version: 1,
+            version: report::VERSION,
             pod: &pod.name,
             agents: self.agents,
             services: report::services_report(pod, reg, sources),
             warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
         };
         let mut out = self.artifacts;
-        out.insert(REPORT, report::render(report, threads));
+        out.insert(REPORT, crate::artifact::json::to_go_json(&report));
         out
     }
 }

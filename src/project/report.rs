@@ -1,6 +1,10 @@
-//! `report.json`: per agent, every granted tool with the grant that caused it, feeds,
-//! memory and artifacts; per service, where its descriptor came from; every warning.
-//! Never holds a secret value (only variable names).
+//! The compile report: per agent (`report/<agent-id>.json`), every granted tool with the
+//! grant that caused it, feeds, memory, skills and artifacts; in the index
+//! (`report.json`), the agents and their files, per service where its descriptor came
+//! from, and every warning. Never holds a secret value (only variable names).
+//!
+//! One file per agent, so a change to one agent's grants rewrites its file and nothing
+//! else (a single report of 3,000 agents was 32 MB, rewritten whole on every change).
 
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
@@ -11,29 +15,38 @@ use crate::sourcemap::SourceMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The report format's version (2: one file per agent, `report.json` their index).
+pub(crate) const VERSION: u32 = 2;
+
+/// `report.json`, the index (`schemas/report.schema.json`).
 #[derive(Serialize)]
 pub(crate) struct Report<'a> {
     pub version: u32,
     pub pod: &'a str,
-    pub agents: Vec<AgentReport<'a>>,
+    pub agents: Vec<IndexEntry<'a>>,
     pub services: Vec<ServiceReport<'a>>,
     pub warnings: Vec<DiagnosticJson>,
 }
 
-/// `report.json`'s bytes: the agents' entries serialized on up to `threads` threads and
-/// spliced into the rest, byte for byte what serializing the whole report gives.
-pub(crate) fn render(mut report: Report<'_>, threads: usize) -> Vec<u8> {
-    let agents = std::mem::take(&mut report.agents);
-    for a in &agents {
-        a.tools.prerender();
+/// An agent in the index: which service it is a replica of, and where its report is.
+#[derive(Serialize)]
+pub(crate) struct IndexEntry<'a> {
+    pub id: String,
+    pub service: &'a str,
+    pub report: String,
+}
+
+impl<'a> IndexEntry<'a> {
+    pub(crate) fn new(id: String, service: &'a str) -> Self {
+        let report = format!("report/{id}.json");
+        IndexEntry { id, service, report }
     }
-    match crate::artifact::json::to_go_json_with_array(&report, "agents", &agents, threads) {
-        Some(bytes) => bytes,
-        None => {
-            report.agents = agents;
-            crate::artifact::json::to_go_json(&report)
-        }
-    }
+}
+
+/// `report/<agent-id>.json`'s bytes (`schemas/agent-report.schema.json`).
+pub(crate) fn render_agent(report: &AgentReport<'_>) -> Vec<u8> {
+    report.tools.prerender();
+    crate::artifact::json::to_go_json(report)
 }
 
 #[derive(Serialize)]
@@ -338,18 +351,17 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
 #[derive(Clone)]
 pub(crate) struct SharedTools {
     list: std::sync::Arc<[ToolReport]>,
-    /// The list as `report.json` holds it (at an agent's depth), once rendered.
+    /// The list as an agent's report holds it (one level deep), once rendered.
     raw: std::sync::Arc<std::sync::OnceLock<Box<serde_json::value::RawValue>>>,
 }
 
 impl SharedTools {
-    /// How deep an agent's `tools` array sits in `report.json`: the document, `agents`,
-    /// the agent.
-    const DEPTH: usize = 3;
+    /// How deep an agent's `tools` array sits in its report: a field of the document.
+    const DEPTH: usize = 1;
 
-    /// Renders the list once, as it appears in `report.json`; every replica's entry then
-    /// copies those bytes instead of serialising it again. Only `report.json` serialises
-    /// an [`AgentReport`], always at [`SharedTools::DEPTH`].
+    /// Renders the list once, as it appears in an agent's report; every replica's report
+    /// then copies those bytes instead of serialising it again. Only [`render_agent`]
+    /// serialises an [`AgentReport`], always as the whole document.
     fn prerender(&self) {
         self.raw.get_or_init(|| {
             let text = crate::artifact::json::to_go_json_at(&self.list, Self::DEPTH);

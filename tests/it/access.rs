@@ -1,4 +1,4 @@
-//! `explain`, `who-can`, `report --matrix` and the per-agent summary in report.json,
+//! `explain`, `who-can`, `report --matrix` and the per-agent summary in the agents' reports,
 //! on the bundled trading-desk example.
 
 use super::harness::clawc;
@@ -112,11 +112,11 @@ fn the_access_matrix_as_text_markdown_and_json() {
 
 #[test]
 fn the_report_summarises_grants_per_service() {
-    let r: Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk/expected/report.json")).unwrap(),
-    )
-    .unwrap();
-    let trader = r["agents"].as_array().unwrap().iter().find(|a| a["id"] == "trader").unwrap();
+    let expected = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk/expected");
+    let index: Value = serde_json::from_slice(&std::fs::read(expected.join("report.json")).unwrap()).unwrap();
+    let entry = index["agents"].as_array().unwrap().iter().find(|a| a["id"] == "trader").unwrap();
+    assert_eq!(entry["report"], "report/trader.json");
+    let trader: Value = serde_json::from_slice(&std::fs::read(expected.join("report/trader.json")).unwrap()).unwrap();
     let api = trader["summary"].as_array().unwrap().iter().find(|s| s["service"] == "trading-api").unwrap();
     assert_eq!(
         (api["granted"].as_u64(), api["not_granted"].as_u64(), api["read_only"].as_u64(), api["side_effecting"].as_u64()),

@@ -39,9 +39,11 @@ fn drift_lists_files_prints_the_fix_and_writes_nothing() {
         .iter()
         .map(|f| (f["path"].as_str().unwrap().into(), f["change"].as_str().unwrap().into()))
         .collect();
-    for want in ["context/bot/tools.json", "context/bot/CLAWDAPUS.md", "report.json", "clawc.lock"] {
+    for want in ["context/bot/tools.json", "context/bot/CLAWDAPUS.md", "report/bot.json", "clawc.lock"] {
         assert!(files.contains(&(want.to_string(), "update".to_string())), "{want} not in {files:?}");
     }
+    // One agent's grants changed: the report index (agents, services, warnings) did not.
+    assert!(!files.iter().any(|(p, _)| p == "report.json"), "{files:?}");
     let tools = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == "context/bot/tools.json").unwrap();
     assert!(tools["diff"].as_str().unwrap().contains("-      \"name\": \"api.b\","), "{}", tools["diff"]);
     assert_eq!(doc["fix"], "clawc compile claw-pod.yml -o out --images none");

@@ -15,11 +15,17 @@ pub(crate) fn validator(name: &str) -> jsonschema::Validator {
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
     // Schemas refer to each other by $id; register them all so nothing is fetched.
     let mut registry = jsonschema::Registry::new();
-    for other in ["descriptor-v1.schema.json", "report.schema.json", "skill-counts.schema.json"] {
+    for other in ["descriptor-v1.schema.json", "report.schema.json", "agent-report.schema.json", "skill-counts.schema.json"] {
         registry = registry.add(format!("https://clawdapus.dev/schemas/clawc/{other}"), load(other)).unwrap();
     }
     let registry = registry.prepare().unwrap();
     jsonschema::options().with_registry(&registry).build(&schema).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Whether the file at `rel` is of `kind`: a file name, or `report/` for the agents'
+/// reports.
+fn is_kind(rel: &str, kind: &str) -> bool {
+    if kind == "report/" { rel.starts_with(kind) } else { rel.ends_with(kind) && !rel.starts_with("report/") }
 }
 
 #[track_caller]
@@ -38,14 +44,15 @@ fn compiled_artifacts_match_their_schemas() {
         ("feeds.json", "feeds.schema.json"),
         ("memory.json", "memory.schema.json"),
         ("report.json", "report.schema.json"),
+        ("report/", "agent-report.schema.json"),
     ] {
         let v = validator(schema);
-        for (rel, bytes) in files.iter().filter(|(rel, _)| rel.ends_with(kind)) {
+        for (rel, bytes) in files.iter().filter(|(rel, _)| is_kind(rel, kind)) {
             check(&v, rel, &serde_json::from_slice(bytes).unwrap());
             *seen.entry(kind).or_default() += 1;
         }
     }
-    assert_eq!(seen.len(), 4, "every artifact kind is covered: {seen:?}");
+    assert_eq!(seen.len(), 5, "every artifact kind is covered: {seen:?}");
 }
 
 /// Native agents' `runner.json` and a report with native grants (the native golden case).
@@ -53,14 +60,16 @@ fn compiled_artifacts_match_their_schemas() {
 fn runner_files_match_their_schemas() {
     let files = tree(&root().join("tests/cases/native-runners/expected/out"));
     let mut seen = 0;
-    for (kind, schema) in [("runner.json", "runner.schema.json"), ("report.json", "report.schema.json")] {
+    for (kind, schema) in
+        [("runner.json", "runner.schema.json"), ("report.json", "report.schema.json"), ("report/", "agent-report.schema.json")]
+    {
         let v = validator(schema);
-        for (rel, bytes) in files.iter().filter(|(rel, _)| rel.ends_with(kind)) {
+        for (rel, bytes) in files.iter().filter(|(rel, _)| is_kind(rel, kind)) {
             check(&v, rel, &serde_json::from_slice(bytes).unwrap());
             seen += 1;
         }
     }
-    assert_eq!(seen, 15, "14 runner.json files and the report");
+    assert_eq!(seen, 29, "14 runner.json files, the report index and 14 agents' reports");
 }
 
 #[test]
