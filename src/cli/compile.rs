@@ -7,7 +7,7 @@ use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
 use crate::grant::SecretMode;
 use crate::image::ImageSource;
-use crate::output::write::write_tree_with;
+use crate::output::write::{WriteOptions, write_tree_with};
 use crate::sourcemap::SourceMap;
 use crate::{Options, compile};
 use clap::{Args, ValueEnum};
@@ -112,7 +112,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     if args.check {
         return check(&args, &settings, &out, artifacts, &compiled);
     }
-    match write_tree_with(&out, artifacts, &compiled.secrets, opts.strict, opts.jobs) {
+    // As for --check: never a stat record in the repository under review.
+    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
+    let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: opts.check_records.as_deref(), untrusted: &[repo.path()] };
+    match write_tree_with(&out, artifacts, &compiled.secrets, write) {
         Ok(w) if w.refused => {
             let mut held = crate::diag::Diagnostics(w.warnings.clone());
             held.promote_warnings(&settings.strict_by());

@@ -2,5 +2,6 @@
 //! tree on disk (`--check`).
 
 pub mod check;
+pub(crate) mod known;
 pub(crate) mod record;
 pub mod write;

@@ -16,13 +16,15 @@
 //! locked (`flock`) for the whole transaction, so concurrent compiles into one `--out` wait
 //! for each other instead of interleaving.
 
+use super::known::Known;
+use super::record::Stamp;
 use crate::artifact::{Artifact, ArtifactSet};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::LOCK;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -45,6 +47,8 @@ pub(crate) use crate::diag::catalogue::output as codes;
 pub struct WriteSummary {
     pub written: Vec<String>,
     pub unchanged: usize,
+    /// Of the unchanged, those the stat record vouched for (not read).
+    pub vouched: usize,
     pub removed: Vec<String>,
     /// Warnings: stale files left in place because they are not what clawc wrote.
     pub warnings: Vec<Diagnostic>,
@@ -65,42 +69,62 @@ struct Journal {
     deletes: Vec<(String, String)>,
 }
 
+/// How [`write_tree_with`] writes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WriteOptions<'a> {
+    /// `--strict`: a warning the plan raises (a stale file left in place) stops the write
+    /// before anything is touched.
+    pub strict: bool,
+    /// Threads for staging files (0: the default of `--jobs`).
+    pub jobs: usize,
+    /// The directory of stat records (`None`, as with `--no-cache`: every existing file
+    /// is read to see whether it changes; see [`super::known`]).
+    pub records: Option<&'a Path>,
+    /// Directories a stat record may not lie in (the repository under review).
+    pub untrusted: &'a [&'a Path],
+}
+
 /// Writes `artifacts` (which include `clawc.lock`) into `out`. `secrets` are the
 /// resolved token values (stale files holding inline tokens are hashed masked, as the lock
 /// records them).
 pub fn write_tree(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
-    write_tree_with(out, artifacts, secrets, false, 0)
+    write_tree_with(out, artifacts, secrets, WriteOptions::default())
 }
 
-/// [`write_tree`]; with `strict` (`--strict`), a warning the plan raises (a stale file
-/// left in place) stops the write before anything is touched: the summary comes back with
-/// `refused` set, its `warnings` saying why, and nothing written or removed. Files are
-/// staged on up to `jobs` threads (0: the default of `--jobs`).
+/// [`write_tree`] as `opts` say. With `strict`, the summary of a plan with warnings
+/// comes back with `refused` set, its `warnings` saying why, and nothing written or
+/// removed. With `records`, files the previous compile wrote are not read when the stat
+/// record vouches for them, and a record of the new tree is left for the next run.
 pub fn write_tree_with(
     out: &Path,
     artifacts: &ArtifactSet,
     secrets: &BTreeMap<String, String>,
-    strict: bool,
-    jobs: usize,
+    opts: WriteOptions<'_>,
 ) -> Result<WriteSummary, Diagnostic> {
     check_names(artifacts)?;
     prepare_out(out)?;
     let _lock = lock_out(out)?;
     recover(out)?;
-    let (journal, mut summary) = plan(out, artifacts, secrets)?;
-    if strict && !summary.warnings.is_empty() {
+    let Planned { journal, mut summary, known, seen } = plan(out, artifacts, secrets, &opts)?;
+    if opts.strict && !summary.warnings.is_empty() {
         summary.refused = true;
         return Ok(summary);
     }
+    let threads = crate::jobs::threads(opts.jobs);
     if journal.writes.is_empty() && journal.deletes.is_empty() {
+        // Everything vouched for: the record already says all there is to say.
+        if summary.vouched < summary.unchanged || !known.has_record() {
+            known.store(out, &seen, threads);
+        }
         return Ok(summary);
     }
     let interrupted = watch_signals();
-    if let Err(d) = stage(out, artifacts, &journal, &interrupted, crate::jobs::threads(jobs)) {
+    if let Err(d) = stage(out, artifacts, &journal, &interrupted, threads) {
         let _ = fs::remove_dir_all(out.join(STAGE));
         return Err(d);
     }
     apply(out, &journal, true)?;
+    known.store(out, &seen, threads);
     summary.written = journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
     summary.removed = journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
     summary.written.sort();
@@ -179,23 +203,70 @@ fn is_staged_name(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The lock the previous compile left in `out`.
+pub(crate) enum Previous {
+    Missing,
+    /// There is one clawc cannot read, so nothing can be proved to be clawc's.
+    Unreadable,
+    /// It, and its bytes.
+    Lock(Box<crate::lock::Lock>, Vec<u8>),
+}
+
+pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
+    Ok(match disk::read(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))? {
+        Contents::Missing => Previous::Missing,
+        Contents::Bytes(b) => match serde_json::from_slice::<crate::lock::Lock>(&b) {
+            Ok(l) => Previous::Lock(Box::new(l), b),
+            Err(_) => Previous::Unreadable,
+        },
+        _ => Previous::Unreadable,
+    })
+}
+
 /// What the previous compile wrote: `clawc.lock`'s outputs and their hashes. `None`:
 /// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
 pub(crate) fn previous_outputs(out: &Path) -> Result<Option<BTreeMap<String, String>>, Diagnostic> {
-    let lock = match disk::read(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))? {
-        Contents::Missing => return Ok(Some(BTreeMap::new())),
-        Contents::Bytes(b) => serde_json::from_slice::<crate::lock::Lock>(&b).ok(),
-        _ => None,
-    };
-    Ok(lock.map(|l| l.outputs.into_iter().filter(|o| is_safe_relative(&o.path)).map(|o| (o.path, o.sha256)).collect()))
+    Ok(outputs_of(&previous_lock(out)?))
+}
+
+fn outputs_of(previous: &Previous) -> Option<BTreeMap<String, String>> {
+    match previous {
+        Previous::Missing => Some(BTreeMap::new()),
+        Previous::Unreadable => None,
+        Previous::Lock(l, _) => {
+            Some(l.outputs.iter().filter(|o| is_safe_relative(&o.path)).map(|o| (o.path.clone(), o.sha256.clone())).collect())
+        }
+    }
+}
+
+/// What [`plan`] decided, and what it saw on the way.
+struct Planned<'a> {
+    journal: Journal,
+    summary: WriteSummary,
+    known: Known<'a>,
+    /// The stamps of the files found to hold their new bytes already.
+    seen: HashMap<String, Stamp>,
 }
 
 /// Decides every write and delete, refusing before anything is touched.
-fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<(Journal, WriteSummary), Diagnostic> {
-    let previous = previous_outputs(out)?;
+fn plan<'a>(
+    out: &Path,
+    artifacts: &'a ArtifactSet,
+    secrets: &BTreeMap<String, String>,
+    opts: &WriteOptions<'_>,
+) -> Result<Planned<'a>, Diagnostic> {
+    let lock = previous_lock(out)?;
+    let previous = outputs_of(&lock);
+    let old = match &lock {
+        Previous::Lock(l, bytes) => Some((&**l, &bytes[..])),
+        _ => None,
+    };
+    let known = Known::load(out, old, artifacts, opts.records, opts.untrusted);
+    drop(lock);
     let owned = |rel: &str| rel == LOCK || previous.as_ref().is_some_and(|p| p.contains_key(rel));
     let mut journal = Journal::default();
     let mut summary = WriteSummary::default();
+    let mut seen = HashMap::new();
     // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
     let order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
     let mut dirs = disk::Dirs::default();
@@ -203,8 +274,15 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
         let found = disk::inspect_in(out, rel, &mut dirs).map_err(|e| io("inspect", &out.join(rel), e))?;
         match found {
             Found::Missing => {}
+            Found::File(meta) if known.vouches(rel, a, &meta) => {
+                summary.unchanged += 1;
+                summary.vouched += 1;
+                seen.insert(rel.clone(), Stamp::of(&meta));
+                continue;
+            }
             Found::File(meta) if is_current(out, rel, a, &meta) => {
                 summary.unchanged += 1;
+                seen.insert(rel.clone(), Stamp::of(&meta));
                 continue;
             }
             Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
@@ -230,7 +308,7 @@ fn plan(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>)
         }
     }
     legacy_manifest(out, &mut journal);
-    Ok((journal, summary))
+    Ok(Planned { journal, summary, known, seen })
 }
 
 /// The manifest older clawc versions wrote is removed (when it is one).

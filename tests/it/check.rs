@@ -1,7 +1,7 @@
 //! `compile --check` and `clawc.lock`: drift detection without writing, the lock fast
 //! path, and committed secrets.
 
-use super::harness::{Pod, http_descriptor, tree};
+use super::harness::{Pod, forge, http_descriptor, tree};
 
 fn pod() -> Pod {
     let desc = http_descriptor(&["a", "b"])
@@ -337,23 +337,25 @@ fn records(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
 }
 
-/// Rewrites `path` with the same length and its old modification time: only `ctime` (and,
-/// when `replace`, the inode) tells it changed.
-fn forge(path: &std::path::Path, replace: bool) {
-    let meta = std::fs::metadata(path).unwrap();
-    let mut bytes = std::fs::read(path).unwrap();
-    let at = bytes.iter().position(u8::is_ascii_lowercase).unwrap();
-    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
-    let target = if replace { path.with_extension("new") } else { path.to_path_buf() };
-    std::fs::write(&target, &bytes).unwrap();
-    let f = std::fs::File::options().write(true).open(&target).unwrap();
-    f.set_modified(meta.modified().unwrap()).unwrap();
-    drop(f);
-    if replace {
-        std::fs::rename(&target, path).unwrap();
-    }
-    let now = std::fs::metadata(path).unwrap();
-    assert_eq!((now.len(), now.modified().unwrap()), (meta.len(), meta.modified().unwrap()), "size and mtime kept");
+#[test]
+fn a_compile_leaves_a_record_the_next_check_uses() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())];
+    assert_eq!(pod.run_with_env(&["--no-cache"], &env).code, 0);
+    assert!(records(cache.path()).is_empty(), "--no-cache writes no record");
+    assert_eq!(pod.run_with_env(&[], &env).code, 0);
+    assert_eq!(records(cache.path()).len(), 1, "the compile recorded what it found current");
+    // The compile records outputs only: a check hashes the inputs, and no output.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
+    let inputs = lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).count() as u64;
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(inputs)));
+    // An output forged behind clawc's back is still seen by both.
+    forge(&pod.path("out/context/bot/tools.json"), false);
+    assert_eq!(check_cached(&pod, cache.path(), &[]).1, "drift");
+    assert_eq!(pod.run_with_env(&[], &env).code, 0);
+    assert_eq!(check_cached(&pod, cache.path(), &[]).1, "in-sync");
 }
 
 #[test]

@@ -104,8 +104,9 @@ fn shuffled_inputs_give_identical_trees() {
         if k == "clawc.lock" {
             // The lock hashes the (reshuffled) input bytes; what it says of outputs and env must agree.
             let (la, lb): (Value, Value) = (serde_json::from_slice(v).unwrap(), serde_json::from_slice(&tb[k]).unwrap());
-            let outputs =
-                |l: &Value| l["outputs"].as_array().unwrap().iter().filter(|o| !is_report(o["path"].as_str().unwrap())).cloned().collect::<Vec<_>>();
+            let outputs = |l: &Value| {
+                l["outputs"].as_array().unwrap().iter().filter(|o| !is_report(o["path"].as_str().unwrap())).cloned().collect::<Vec<_>>()
+            };
             assert_eq!(outputs(&la), outputs(&lb));
             assert_eq!(la["env"], lb["env"]);
             continue;

@@ -204,3 +204,22 @@ pub(crate) fn assert_generated_doc(rel: &str, want: &str, regenerate: &str) {
     let got = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(got == want, "{rel} is stale: run `{regenerate}` and review the diff");
 }
+
+/// Rewrites `path` with the same length and its old modification time: only `ctime` (and,
+/// when `replace`, the inode) tells it changed.
+pub(crate) fn forge(path: &std::path::Path, replace: bool) {
+    let meta = std::fs::metadata(path).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = bytes.iter().position(u8::is_ascii_lowercase).unwrap();
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    let target = if replace { path.with_extension("new") } else { path.to_path_buf() };
+    std::fs::write(&target, &bytes).unwrap();
+    let f = std::fs::File::options().write(true).open(&target).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    if replace {
+        std::fs::rename(&target, path).unwrap();
+    }
+    let now = std::fs::metadata(path).unwrap();
+    assert_eq!((now.len(), now.modified().unwrap()), (meta.len(), meta.modified().unwrap()), "size and mtime kept");
+}

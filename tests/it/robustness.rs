@@ -166,6 +166,7 @@ fn hostile_trees_on_disk_never_break_a_promise() {
     let artifacts = compiled.artifacts.as_ref().expect("the example compiles");
     let dir = tempfile::tempdir().unwrap();
     let (reference, outside) = (dir.path().join("reference"), dir.path().join("outside"));
+    let records = dir.path().join("cache/check/v1");
     clawc::output::write::write_tree(&reference, artifacts, &compiled.secrets).unwrap();
     std::fs::create_dir(&outside).unwrap();
     std::fs::write(outside.join("secret.txt"), "OUTSIDE-SECRET").unwrap();
@@ -185,8 +186,19 @@ fn hostile_trees_on_disk_never_break_a_promise() {
     let (mut written, mut refused) = (0, 0);
     for round in 0..rounds {
         let out = dir.path().join(format!("out{round}"));
-        let copy = std::process::Command::new("cp").arg("-a").arg(&reference).arg(&out).status().unwrap();
-        assert!(copy.success());
+        // Every other round, the tree is one clawc wrote and recorded (stat record), so the
+        // vandalised files are ones the record vouched for before they were changed.
+        let recorded = round % 2 == 1;
+        let write_opts = clawc::output::write::WriteOptions { records: recorded.then_some(records.as_path()), ..Default::default() };
+        if recorded {
+            for _ in 0..2 {
+                clawc::output::write::write_tree_with(&out, artifacts, &compiled.secrets, write_opts).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        } else {
+            let copy = std::process::Command::new("cp").arg("-a").arg(&reference).arg(&out).status().unwrap();
+            assert!(copy.success());
+        }
         for _ in 0..1 + rng.below(3) {
             vandalize(&out, &paths[rng.below(paths.len())], &outside, &mut rng);
         }
@@ -197,7 +209,7 @@ fn hostile_trees_on_disk_never_break_a_promise() {
             assert!(!String::from_utf8_lossy(&f.old).contains("OUTSIDE-SECRET"), "round {round}: check read outside");
             assert!(f.old.len() < 1 << 20, "round {round}: read an unbounded file");
         }
-        match clawc::output::write::write_tree(&out, artifacts, &compiled.secrets) {
+        match clawc::output::write::write_tree_with(&out, artifacts, &compiled.secrets, write_opts) {
             Ok(_) => {
                 written += 1;
                 let now = snapshot(&out);

@@ -1,7 +1,7 @@
 //! Writing: only changed files, stale files removed, foreign files untouched, failed
 //! compiles leave the previous tree alone, token files 0600.
 
-use super::harness::{Pod, http_descriptor};
+use super::harness::{Pod, forge, http_descriptor};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn pod() -> Pod {
@@ -75,4 +75,48 @@ fn inline_tokens_are_0600_and_redacted_by_default() {
     let run = pod.run_with_env(&["--secrets", "inline"], &[("API_TOKEN", "from-process-env-1")]);
     assert_eq!(run.code, 0);
     assert!(pod.read("out/context/bot/tools.json").contains("from-process-env-1"));
+}
+
+/// A recompile takes a file as current without reading it only when the previous lock has
+/// its new hash and the stat record vouches for it; a file edited behind clawc's back
+/// (same size, old mtime) is read and rewritten.
+#[test]
+fn a_recompile_reads_only_files_whose_stamp_changed() {
+    use clawc::output::write::{WriteOptions, write_tree_with};
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+    let compiled = clawc::compile(&clawc::Options { pod: example.join("claw-pod.yml"), ..Default::default() });
+    let artifacts = compiled.artifacts.as_ref().expect("the example compiles");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, records) = (dir.path().join("out"), dir.path().join("cache/check/v1"));
+    let write = |records: Option<&std::path::Path>| {
+        let summary = write_tree_with(&out, artifacts, &compiled.secrets, WriteOptions { records, ..Default::default() }).unwrap();
+        // Past the kernel's coarse clock tick: a file stamped in the record's own tick is
+        // never vouched for (racy git).
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        summary
+    };
+    let all = artifacts.0.len();
+    assert_eq!(write(Some(&records)).written.len(), all);
+    write(Some(&records));
+    let third = write(Some(&records));
+    // clawc.lock itself is not an output the lock lists: it is always read.
+    assert_eq!((third.written.len(), third.unchanged, third.vouched), (0, all, all - 1));
+    assert_eq!(write(None).vouched, 0, "without records (--no-cache) every file is read");
+    let rel = "context/trader/tools.json";
+    forge(&out.join(rel), false);
+    let fourth = write(Some(&records));
+    assert_eq!(fourth.written, vec![rel.to_string()]);
+    assert_eq!(std::fs::read(out.join(rel)).unwrap(), *artifacts.0[rel].bytes);
+    // A record in the input root or inside --out is neither read nor written.
+    for inside in [out.join("records"), example.join("target-records")] {
+        let summary = write_tree_with(
+            &out,
+            artifacts,
+            &compiled.secrets,
+            WriteOptions { records: Some(&inside), untrusted: &[&example], ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(summary.vouched, 0);
+        assert!(!inside.exists(), "{}", inside.display());
+    }
 }
