@@ -110,7 +110,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         return compiled.exit_code();
     };
     if args.check {
-        return check(&args, &settings, &out, artifacts, &compiled);
+        return check(&args, &settings, &out, artifacts, &compiled, opts.check_records.as_deref());
     }
     // As for --check: never a stat record in the repository under review.
     let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
@@ -299,17 +299,22 @@ fn check(
     out: &Path,
     artifacts: &crate::artifact::ArtifactSet,
     compiled: &crate::Compiled,
+    records: Option<&Path>,
 ) -> i32 {
-    match crate::output::check::drift(out, artifacts, &compiled.secrets) {
+    // Never a stat record in the repository under review.
+    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&args.pod));
+    match crate::output::check::drift_with(out, artifacts, &compiled.secrets, records, &[repo.path()]) {
         Ok(mut drift) => {
+            // A committed file that matches the compile is as free of tokens as the
+            // compile's own output (its leak scan passed); only what differs is scanned.
+            let changed = drift.iter().filter(|f| f.kind == crate::output::check::ChangeKind::Update);
+            let leaks = crate::secrets::scan_committed(changed.map(|f| (f.path.as_str(), f.old.as_slice())), &compiled.secrets);
+            let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
             // Never show a token: a committed literal appears as its variable in the diff.
             for f in &mut drift {
                 f.old = crate::secrets::mask(&f.old, &compiled.secrets);
                 f.new = crate::secrets::mask(&f.new, &compiled.secrets);
             }
-            let on_disk = crate::output::check::committed(out, artifacts.0.keys().cloned());
-            let leaks = crate::secrets::scan_committed(on_disk.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &compiled.secrets);
-            let leaks: Vec<Diagnostic> = leaks.into_iter().filter(Diagnostic::is_error).collect();
             if args.format == Format::Human {
                 super::print_diagnostics(&leaks, &compiled.sources, args.format);
             }

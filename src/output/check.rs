@@ -4,6 +4,7 @@
 //! by its kind, and its target is never read. A file is a `delete` only if the compile
 //! would delete it (a regular file whose hash the previous lock records).
 
+use super::known::Known;
 use super::write::{LEGACY_MANIFEST, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_outputs};
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
@@ -65,6 +66,19 @@ impl FileDrift {
 
 /// Every difference between `artifacts` and `out`, sorted by path.
 pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, String>) -> Result<Vec<FileDrift>, Diagnostic> {
+    drift_with(out, artifacts, secrets, None, &[])
+}
+
+/// [`drift`]; with `records` (the stat records' directory, none of it inside `untrusted`),
+/// a file the previous lock and its record vouch for already holding its new bytes is not
+/// read (see [`super::known`]).
+pub fn drift_with(
+    out: &Path,
+    artifacts: &ArtifactSet,
+    secrets: &BTreeMap<String, String>,
+    records: Option<&Path>,
+    untrusted: &[&Path],
+) -> Result<Vec<FileDrift>, Diagnostic> {
     let mut found = Vec::new();
     if let Some(kind) = disk::not_a_directory(out) {
         let what = format!("the output directory is {}", kind.describe());
@@ -77,8 +91,20 @@ pub fn drift(out: &Path, artifacts: &ArtifactSet, secrets: &BTreeMap<String, Str
         });
         return Ok(all.collect());
     }
+    let known = match (records, super::write::previous_lock(out)?) {
+        (Some(_), super::write::Previous::Lock(lock, bytes)) => {
+            Some(Known::load(out, Some((&lock, &bytes)), artifacts, records, untrusted))
+        }
+        _ => None,
+    };
     let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
+        if let Some(known) = &known
+            && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, rel, &mut dirs)
+            && known.vouches(rel, a, &meta)
+        {
+            continue;
+        }
         let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
         match read(out, rel, disk::MAX_OUTPUT.max(a.bytes.len() as u64), &mut dirs)? {
             Contents::Bytes(old) if *old == *a.bytes => {}
@@ -112,14 +138,4 @@ fn read(out: &Path, rel: &str, limit: u64, dirs: &mut disk::Dirs) -> Result<Cont
 
 fn foreign(rel: &str, at: &str, kind: Kind) -> String {
     if at == rel { kind.describe().to_string() } else { format!("{} at `{at}`", kind.describe()) }
-}
-
-/// The regular files of `artifacts`' paths as they are on disk (for the committed-secret
-/// scan); anything else is skipped unread.
-pub(crate) fn committed(out: &Path, paths: impl IntoIterator<Item = String>) -> Vec<(String, Vec<u8>)> {
-    let read = |p: &String| match disk::read(out, p, disk::MAX_OUTPUT) {
-        Ok(Contents::Bytes(b)) => Some(b),
-        _ => None,
-    };
-    paths.into_iter().filter_map(|p| read(&p).map(|b| (p, b))).collect()
 }

@@ -358,6 +358,32 @@ fn a_compile_leaves_a_record_the_next_check_uses() {
     assert_eq!(check_cached(&pod, cache.path(), &[]).1, "in-sync");
 }
 
+/// A check the lock cannot answer (a skill folder: a file added to it would be drift) is
+/// answered by compiling; files the compile's record vouches for are not read, and a file
+/// forged behind clawc's back still is.
+#[test]
+fn a_check_answered_by_compiling_still_sees_a_forged_file() {
+    let pod = pod().file("skills/tidy/SKILL.md", "# Tidy\n");
+    std::fs::write(
+        pod.path("claw-pod.yml"),
+        pod.read("claw-pod.yml").replace("      tools: [api]\n", "      tools: [api]\n      skills: [skills/tidy]\n"),
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())];
+    for _ in 0..2 {
+        assert_eq!(pod.run_with_env(&[], &env).code, 0);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "compile".into(), None));
+    for rel in ["out/context/bot/skills/tidy/SKILL.md", "out/report/bot.json"] {
+        forge(&pod.path(rel), false);
+        let (code, status, by, _) = check_cached(&pod, cache.path(), &[]);
+        assert_eq!((code, status.as_str(), by.as_str()), (1, "drift", "compile"), "{rel}");
+        assert_eq!(pod.run_with_env(&[], &env).code, 0);
+    }
+}
+
 #[test]
 fn a_second_no_op_check_rehashes_nothing_and_nothing_lands_under_out() {
     let (pod, cache) = recorded();
