@@ -9,9 +9,10 @@
 //!                                       surfaces, then x-claw.skills (a folder copied whole);
 //!                                       a skill its tier may not use is held back
 //! runners/<agent-id>/…                  native agents with ≥ 1 granted tool (see [`native`])
-//! report/<agent-id>.json                every agent: its tools with their grants, feeds,
-//!                                       memory, skills (one file each, so a change to one
-//!                                       agent rewrites only its own)
+//! report/<service>.json                every agent service: each of its agents' tools with
+//!                                       their grants, feeds, memory, skills (one file per
+//!                                       service, the unit grants are made for, so a change
+//!                                       to one rewrites only its own)
 //! report.json                           the index: pod, agents, services, every warning
 //! ```
 
@@ -34,7 +35,7 @@ use std::sync::Arc;
 /// The report index's path in the tree.
 pub(crate) const REPORT: &str = "report.json";
 
-/// The per-agent artifacts (each agent's report among them), and the report index's
+/// The per-agent artifacts (each agent service's report among them), and the report index's
 /// entries. The index is rendered last ([`Projected::with_report`]), once the leak scan has
 /// added its warnings.
 pub(crate) struct Projected<'a> {
@@ -103,6 +104,7 @@ fn render_service<'a>(
     let mds = context_md::render_replicas(pod, reg, &agent, &ids);
     let tools = report::tools_report(plan, native, reg, sources);
     let skill_report = report::skills_report(judged);
+    let mut reports = Vec::with_capacity(ids.len());
     let skill_files: Vec<(String, Arc<[u8]>, bool)> = crate::project::skills::written(judged).flat_map(|e| e.skill.files()).collect();
     let file = |bytes: Arc<[u8]>, secret: bool| Artifact { bytes, secret, executable: false };
     for (id, md) in ids.into_iter().zip(mds) {
@@ -131,10 +133,10 @@ fn render_service<'a>(
         files.sort();
         let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
         report.skills = skill_report.clone();
-        let entry = report::IndexEntry::new(id, service);
-        out.push((entry.report.clone(), file(report::render_agent(&report).into(), false)));
-        agents.push(entry);
+        reports.push(report);
+        agents.push(report::IndexEntry::new(id, service));
     }
+    out.push((report::path(service), file(report::render_service(service, &reports).into(), false)));
     (out, agents)
 }
 

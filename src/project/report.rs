@@ -1,10 +1,12 @@
-//! The compile report: per agent (`report/<agent-id>.json`), every granted tool with the
-//! grant that caused it, feeds, memory, skills and artifacts; in the index
-//! (`report.json`), the agents and their files, per service where its descriptor came
-//! from, and every warning. Never holds a secret value (only variable names).
+//! The compile report: per agent service (`report/<service>.json`), each of its agents'
+//! granted tools with the grant that caused each, feeds, memory, skills and artifacts; in
+//! the index (`report.json`), every agent and its report file, per service where its
+//! descriptor came from, and every warning. Never holds a secret value (only variable
+//! names).
 //!
-//! One file per agent, so a change to one agent's grants rewrites its file and nothing
-//! else (a single report of 3,000 agents was 32 MB, rewritten whole on every change).
+//! One file per agent service, the unit grants are made for (its replicas share them), so
+//! a change to one service's grants rewrites its file and nothing else (a single report of
+//! 3,000 agents was 32 MB, rewritten whole on every change).
 
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
@@ -15,7 +17,7 @@ use crate::sourcemap::SourceMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The report format's version (2: one file per agent, `report.json` their index).
+/// The report format's version (2: one file per agent service, `report.json` their index).
 pub(crate) const VERSION: u32 = 2;
 
 /// `report.json`, the index (`schemas/report.schema.json`).
@@ -28,7 +30,7 @@ pub(crate) struct Report<'a> {
     pub warnings: Vec<DiagnosticJson>,
 }
 
-/// An agent in the index: which service it is a replica of, and where its report is.
+/// An agent in the index: which service it is a replica of, and which file reports it.
 #[derive(Serialize)]
 pub(crate) struct IndexEntry<'a> {
     pub id: String,
@@ -38,15 +40,30 @@ pub(crate) struct IndexEntry<'a> {
 
 impl<'a> IndexEntry<'a> {
     pub(crate) fn new(id: String, service: &'a str) -> Self {
-        let report = format!("report/{id}.json");
-        IndexEntry { id, service, report }
+        IndexEntry { id, service, report: path(service) }
     }
 }
 
-/// `report/<agent-id>.json`'s bytes (`schemas/agent-report.schema.json`).
-pub(crate) fn render_agent(report: &AgentReport<'_>) -> Vec<u8> {
-    report.tools.prerender();
-    crate::artifact::json::to_go_json(report)
+/// Where agent service `service`'s report is written.
+pub(crate) fn path(service: &str) -> String {
+    format!("report/{service}.json")
+}
+
+/// `report/<service>.json` (`schemas/service-report.schema.json`): the service and its
+/// agents' entries, in replica order.
+#[derive(Serialize)]
+struct ServiceAgents<'r, 'a> {
+    service: &'r str,
+    agents: &'r [AgentReport<'a>],
+}
+
+/// `report/<service>.json`'s bytes.
+pub(crate) fn render_service(service: &str, agents: &[AgentReport<'_>]) -> Vec<u8> {
+    if let Some(a) = agents.first() {
+        // Replicas share one list: rendered once, copied into each entry.
+        a.tools.prerender();
+    }
+    crate::artifact::json::to_go_json(&ServiceAgents { service, agents })
 }
 
 #[derive(Serialize)]
@@ -351,17 +368,18 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
 #[derive(Clone)]
 pub(crate) struct SharedTools {
     list: std::sync::Arc<[ToolReport]>,
-    /// The list as an agent's report holds it (one level deep), once rendered.
+    /// The list as a service's report holds it (at an agent's depth), once rendered.
     raw: std::sync::Arc<std::sync::OnceLock<Box<serde_json::value::RawValue>>>,
 }
 
 impl SharedTools {
-    /// How deep an agent's `tools` array sits in its report: a field of the document.
-    const DEPTH: usize = 1;
+    /// How deep an agent's `tools` array sits in its service's report: the document,
+    /// `agents`, the agent.
+    const DEPTH: usize = 3;
 
-    /// Renders the list once, as it appears in an agent's report; every replica's report
-    /// then copies those bytes instead of serialising it again. Only [`render_agent`]
-    /// serialises an [`AgentReport`], always as the whole document.
+    /// Renders the list once, as it appears in a service's report; every replica's entry
+    /// then copies those bytes instead of serialising it again. Only [`render_service`]
+    /// serialises an [`AgentReport`], always at that depth.
     fn prerender(&self) {
         self.raw.get_or_init(|| {
             let text = crate::artifact::json::to_go_json_at(&self.list, Self::DEPTH);

@@ -121,7 +121,7 @@ fn shuffled_inputs_give_identical_trees() {
         let text = String::from_utf8_lossy(v);
         assert!(!text.contains(a.path().to_str().unwrap()) && !text.contains("/tmp/"), "{k} holds a host path");
     }
-    assert!(moved > 0, "the shuffle should have moved grant lines in the agents' reports");
+    assert!(moved > 0, "the shuffle should have moved grant lines in the services' reports");
 }
 
 #[test]
@@ -231,8 +231,8 @@ fn the_tree_is_the_same_whatever_the_thread_count() {
     let one = compile("1", "redact");
     assert_eq!(
         one.len(),
-        300 * 4 + 10 * 2 + 2,
-        "CLAWDAPUS.md, tools.json, feeds.json and its report per agent; the skill's 2 files in 10; the report index and lock"
+        300 * 3 + 30 + 10 * 2 + 2,
+        "CLAWDAPUS.md, tools.json, feeds.json per agent; a report per agent service (30); the skill's 2 files in 10; the report index and lock"
     );
     assert_eq!(one["context/agent-0-3/skills/tidy/scripts/run.sh"].0, 0o755);
     assert!(one.contains_key("report.json") && one.contains_key("clawc.lock"));

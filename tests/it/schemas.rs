@@ -15,15 +15,15 @@ pub(crate) fn validator(name: &str) -> jsonschema::Validator {
     assert!(jsonschema::meta::validate(&schema).is_ok(), "{name} is not a valid schema");
     // Schemas refer to each other by $id; register them all so nothing is fetched.
     let mut registry = jsonschema::Registry::new();
-    for other in ["descriptor-v1.schema.json", "report.schema.json", "agent-report.schema.json", "skill-counts.schema.json"] {
+    for other in ["descriptor-v1.schema.json", "report.schema.json", "service-report.schema.json", "skill-counts.schema.json"] {
         registry = registry.add(format!("https://clawdapus.dev/schemas/clawc/{other}"), load(other)).unwrap();
     }
     let registry = registry.prepare().unwrap();
     jsonschema::options().with_registry(&registry).build(&schema).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-/// Whether the file at `rel` is of `kind`: a file name, or `report/` for the agents'
-/// reports.
+/// Whether the file at `rel` is of `kind`: a file name, or `report/` for the agent
+/// services' reports.
 fn is_kind(rel: &str, kind: &str) -> bool {
     if kind == "report/" { rel.starts_with(kind) } else { rel.ends_with(kind) && !rel.starts_with("report/") }
 }
@@ -44,7 +44,7 @@ fn compiled_artifacts_match_their_schemas() {
         ("feeds.json", "feeds.schema.json"),
         ("memory.json", "memory.schema.json"),
         ("report.json", "report.schema.json"),
-        ("report/", "agent-report.schema.json"),
+        ("report/", "service-report.schema.json"),
     ] {
         let v = validator(schema);
         for (rel, bytes) in files.iter().filter(|(rel, _)| is_kind(rel, kind)) {
@@ -61,7 +61,7 @@ fn runner_files_match_their_schemas() {
     let files = tree(&root().join("tests/cases/native-runners/expected/out"));
     let mut seen = 0;
     for (kind, schema) in
-        [("runner.json", "runner.schema.json"), ("report.json", "report.schema.json"), ("report/", "agent-report.schema.json")]
+        [("runner.json", "runner.schema.json"), ("report.json", "report.schema.json"), ("report/", "service-report.schema.json")]
     {
         let v = validator(schema);
         for (rel, bytes) in files.iter().filter(|(rel, _)| is_kind(rel, kind)) {
