@@ -5,7 +5,7 @@
 //! would delete it (a regular file whose hash the previous lock records).
 
 use super::known::Known;
-use super::write::{LEGACY_MANIFEST, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_outputs};
+use super::write::{LEGACY_MANIFEST, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, outputs_of, previous_lock};
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
@@ -91,10 +91,9 @@ pub fn drift_with(
         });
         return Ok(all.collect());
     }
-    let known = match (records, super::write::previous_lock(out)?) {
-        (Some(_), super::write::Previous::Lock(lock, bytes)) => {
-            Some(Known::load(out, Some((&lock, &bytes)), artifacts, records, untrusted))
-        }
+    let lock = previous_lock(out)?;
+    let known = match (records, &lock) {
+        (Some(_), Previous::Lock(lock, bytes)) => Some(Known::load(out, Some((lock, bytes)), artifacts, records, untrusted)),
         _ => None,
     };
     let mut dirs = disk::Dirs::default();
@@ -114,7 +113,7 @@ pub fn drift_with(
             Contents::Foreign { at, kind } => found.push(change(ChangeKind::Update, Vec::new(), Some(foreign(rel, &at, kind)))),
         }
     }
-    let previous = previous_outputs(out)?.unwrap_or_default();
+    let previous = outputs_of(&lock).unwrap_or_default();
     for (rel, hash) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
         if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut dirs)?
             && is_what_clawc_wrote(&old, hash, secrets)

@@ -223,13 +223,9 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
     })
 }
 
-/// What the previous compile wrote: `clawc.lock`'s outputs and their hashes. `None`:
-/// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
-pub(crate) fn previous_outputs(out: &Path) -> Result<Option<BTreeMap<String, String>>, Diagnostic> {
-    Ok(outputs_of(&previous_lock(out)?))
-}
-
-fn outputs_of(previous: &Previous) -> Option<BTreeMap<String, String>> {
+/// What the previous compile wrote: the lock's outputs and their hashes. `None`: there is
+/// a lock clawc cannot read, so nothing can be proved to be clawc's.
+pub(crate) fn outputs_of(previous: &Previous) -> Option<BTreeMap<String, String>> {
     match previous {
         Previous::Missing => Some(BTreeMap::new()),
         Previous::Unreadable => None,
