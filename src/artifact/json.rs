@@ -16,25 +16,6 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// [`to_go_json`] of `value` as it is written `depth` levels into a document (its lines
-/// indented to match), without the trailing newline: a fragment to splice in.
-pub(crate) fn to_go_json_at<T: Serialize + ?Sized>(value: &T, depth: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    write_at(&mut out, value, depth);
-    out
-}
-
-/// Appends `value` to `out` as Go writes it `depth` levels into a document.
-fn write_at<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T, depth: usize) {
-    let mut f = PrettyFormatter::with_indent(b"  ");
-    for _ in 0..depth {
-        // Only moves the indentation; writes nothing.
-        let _ = f.begin_array(&mut io::sink());
-    }
-    let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter(f));
-    value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
-}
-
 struct GoFormatter(PrettyFormatter<'static>);
 
 /// Go's float64 text: shortest round-trip digits; exponent form outside [1e-6, 1e21).
@@ -123,13 +104,5 @@ mod tests {
         let got = String::from_utf8(to_go_json(&v)).unwrap();
         let want = "{\n  \"a\": \"\\u003cx \\u0026 y\\u003e\\u2028\\n\\u0001\",\n  \"b\": [\n    1,\n    2.5,\n    1e+21,\n    1.5e-7,\n    0.000001,\n    9007199254740992,\n    -0\n  ],\n  \"c\": {},\n  \"d\": []\n}\n";
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn a_fragment_at_its_depth_splices_into_the_whole() {
-        let tools = json!([{"name": "a", "schema": {"x": [1, {}], "<": "&"}}, {"name": "b"}]);
-        let whole = to_go_json(&json!({"id": "a-0", "tools": tools}));
-        let raw = serde_json::value::RawValue::from_string(String::from_utf8(to_go_json_at(&tools, 1)).unwrap()).unwrap();
-        assert_eq!(to_go_json(&json!({"id": "a-0", "tools": raw})), whole);
     }
 }

@@ -102,9 +102,7 @@ fn render_service<'a>(
     let judged = skills.get(service).map_or(&[][..], Vec::as_slice);
     let agent = context_md::Agent { claw, plan, claw_type: runner, native, skills: judged };
     let mds = context_md::render_replicas(pod, reg, &agent, &ids);
-    let tools = report::tools_report(plan, native, reg, sources);
-    let skill_report = report::skills_report(judged);
-    let mut reports = Vec::with_capacity(ids.len());
+    let mut report = report::service_report(service, claw, plan, native, reg, sources, judged);
     let skill_files: Vec<(String, Arc<[u8]>, bool)> = crate::project::skills::written(judged).flat_map(|e| e.skill.files()).collect();
     let file = |bytes: Arc<[u8]>, secret: bool| Artifact { bytes, secret, executable: false };
     for (id, md) in ids.into_iter().zip(mds) {
@@ -131,12 +129,10 @@ fn render_service<'a>(
             }
         }
         files.sort();
-        let mut report = report::agent_report(&id, service, claw, plan, native, reg, tools.clone(), files);
-        report.skills = skill_report.clone();
-        reports.push(report);
+        report.agents.push(report::replica_report(&id, plan, files));
         agents.push(report::IndexEntry::new(id, service));
     }
-    out.push((report::path(service), file(report::render_service(service, &reports).into(), false)));
+    out.push((report::path(service), file(crate::artifact::json::to_go_json(&report).into(), false)));
     (out, agents)
 }
 

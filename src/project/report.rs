@@ -1,12 +1,13 @@
-//! The compile report: per agent service (`report/<service>.json`), each of its agents'
-//! granted tools with the grant that caused each, feeds, memory, skills and artifacts; in
-//! the index (`report.json`), every agent and its report file, per service where its
-//! descriptor came from, and every warning. Never holds a secret value (only variable
+//! The compile report: per agent service (`report/<service>.json`), its granted tools with
+//! the grant that caused each, memory, skills and a summary, and per replica its feeds and
+//! files; in the index (`report.json`), every agent and its report file, per service where
+//! its descriptor came from, and every warning. Never holds a secret value (only variable
 //! names).
 //!
-//! One file per agent service, the unit grants are made for (its replicas share them), so
-//! a change to one service's grants rewrites its file and nothing else (a single report of
-//! 3,000 agents was 32 MB, rewritten whole on every change).
+//! One file per agent service, the unit grants are made for: its replicas share every
+//! grant, so what they share is said once, and a change to one service's grants rewrites
+//! its file and nothing else (a single report of 3,000 agents was 32 MB, rewritten whole on
+//! every change).
 
 use crate::diag::DiagnosticJson;
 use crate::grant::{Plan, Provenance};
@@ -49,26 +50,11 @@ pub(crate) fn path(service: &str) -> String {
     format!("report/{service}.json")
 }
 
-/// `report/<service>.json` (`schemas/service-report.schema.json`): the service and its
-/// agents' entries, in replica order.
-#[derive(Serialize)]
-struct ServiceAgents<'r, 'a> {
-    service: &'r str,
-    agents: &'r [AgentReport<'a>],
-}
 
-/// `report/<service>.json`'s bytes.
-pub(crate) fn render_service(service: &str, agents: &[AgentReport<'_>]) -> Vec<u8> {
-    if let Some(a) = agents.first() {
-        // Replicas share one list: rendered once, copied into each entry.
-        a.tools.prerender();
-    }
-    crate::artifact::json::to_go_json(&ServiceAgents { service, agents })
-}
-
+/// `report/<service>.json` (`schemas/service-report.schema.json`): what an agent service's
+/// replicas share, then each replica's own.
 #[derive(Serialize)]
-pub(crate) struct AgentReport<'a> {
-    pub id: String,
+pub(crate) struct AgentServiceReport<'a> {
     pub service: &'a str,
     pub cllama: &'a [String],
     /// `native` or `mediated` (how its tools run).
@@ -76,16 +62,24 @@ pub(crate) struct AgentReport<'a> {
     /// The runner that loads its tools natively.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner: Option<&'static str>,
-    pub tools: SharedTools,
-    pub feeds: Vec<FeedReport<'a>>,
+    pub tools: Vec<ToolReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryReport<'a>>,
-    pub artifacts: Vec<String>,
-    /// Per service this agent has grants on, in grant order.
+    /// Per service it has grants on, in grant order.
     pub summary: Vec<ServiceSummary>,
-    /// Its skills in merged order (replicas share one list).
-    #[serde(skip_serializing_if = "<[SkillReport]>::is_empty")]
-    pub skills: std::sync::Arc<[SkillReport]>,
+    /// Its skills in merged order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillReport>,
+    /// Its agents, in replica order.
+    pub agents: Vec<ReplicaReport<'a>>,
+}
+
+/// One agent (replica) of an agent service: what differs between replicas.
+#[derive(Serialize)]
+pub(crate) struct ReplicaReport<'a> {
+    pub id: String,
+    pub feeds: Vec<FeedReport<'a>>,
+    pub artifacts: Vec<String>,
 }
 
 /// One skill of an agent: where it came from, what clawc found in it, and how its tools
@@ -170,7 +164,7 @@ pub(crate) struct ResolutionReport {
 }
 
 /// The report's `skills` of an agent service.
-pub(crate) fn skills_report(judged: &[crate::skill::carried::Judged]) -> std::sync::Arc<[SkillReport]> {
+fn skills_report(judged: &[crate::skill::carried::Judged]) -> Vec<SkillReport> {
     use crate::skill::carried::Layer;
     let layer = |l: &Layer| match l {
         Layer::Descriptor { service } => ("descriptor", Some(service.clone())),
@@ -363,43 +357,9 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
     }
 }
 
-/// An agent's tools in the report: one list per agent service, shared by its replicas,
-/// and serialised once for all of them ([`SharedTools::prerender`]).
-#[derive(Clone)]
-pub(crate) struct SharedTools {
-    list: std::sync::Arc<[ToolReport]>,
-    /// The list as a service's report holds it (at an agent's depth), once rendered.
-    raw: std::sync::Arc<std::sync::OnceLock<Box<serde_json::value::RawValue>>>,
-}
-
-impl SharedTools {
-    /// How deep an agent's `tools` array sits in its service's report: the document,
-    /// `agents`, the agent.
-    const DEPTH: usize = 3;
-
-    /// Renders the list once, as it appears in a service's report; every replica's entry
-    /// then copies those bytes instead of serialising it again. Only [`render_service`]
-    /// serialises an [`AgentReport`], always at that depth.
-    fn prerender(&self) {
-        self.raw.get_or_init(|| {
-            let text = crate::artifact::json::to_go_json_at(&self.list, Self::DEPTH);
-            serde_json::value::RawValue::from_string(String::from_utf8(text).expect("JSON is UTF-8")).expect("clawc's JSON parses")
-        });
-    }
-}
-
-impl Serialize for SharedTools {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.raw.get() {
-            Some(raw) => raw.serialize(s),
-            None => self.list.serialize(s),
-        }
-    }
-}
-
-/// The report's tools of one agent service (its replicas share them).
-pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> SharedTools {
-    let list = plan
+/// The report's tools of one agent service.
+fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> Vec<ToolReport> {
+    plan
         .tools
         .iter()
         .map(|g| {
@@ -411,22 +371,35 @@ pub(crate) fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Regis
                 auth_env: g.auth.as_ref().map(|t| t.env.clone()),
             }
         })
-        .collect();
-    SharedTools { list, raw: std::sync::Arc::default() }
+        .collect()
 }
 
-/// Agent `id`'s entry; `tools` from [`tools_report`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn agent_report<'a>(
-    id: &str,
+/// Agent service `service`'s report, without its agents ([`replica_report`] adds them).
+pub(crate) fn service_report<'a>(
     service: &'a str,
     claw: &'a crate::pod::Claw,
     plan: &'a Plan,
     native: Option<&NativePlan>,
     reg: &Registry,
-    tools: SharedTools,
-    artifacts: Vec<String>,
-) -> AgentReport<'a> {
+    sources: &SourceMap,
+    skills: &[crate::skill::carried::Judged],
+) -> AgentServiceReport<'a> {
+    let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });
+    AgentServiceReport {
+        service,
+        cllama: &claw.cllama,
+        tool_execution: claw.execution.name(),
+        runner: native.map(|n| n.runner.name()),
+        tools: tools_report(plan, native, reg, sources),
+        memory,
+        summary: summary(plan, reg),
+        skills: skills_report(skills),
+        agents: Vec::new(),
+    }
+}
+
+/// Agent `id`'s own part: its feeds (their names and paths hold the id) and its files.
+pub(crate) fn replica_report<'a>(id: &str, plan: &'a Plan, artifacts: Vec<String>) -> ReplicaReport<'a> {
     let feeds = plan
         .feeds
         .iter()
@@ -435,20 +408,7 @@ pub(crate) fn agent_report<'a>(
             FeedReport { name: f.name_for(id), source: &f.source, url, ttl: f.ttl }
         })
         .collect();
-    let memory = plan.memory.as_ref().map(|m| MemoryReport { service: &m.service, base_url: &m.base_url, timeout_ms: m.timeout_ms });
-    AgentReport {
-        id: id.to_string(),
-        service,
-        cllama: &claw.cllama,
-        tool_execution: claw.execution.name(),
-        runner: native.map(|n| n.runner.name()),
-        tools,
-        feeds,
-        memory,
-        artifacts,
-        summary: summary(plan, reg),
-        skills: std::sync::Arc::from([]),
-    }
+    ReplicaReport { id: id.to_string(), feeds, artifacts }
 }
 
 pub(crate) fn services_report<'a>(pod: &'a crate::pod::Pod, reg: &'a Registry, sources: &'a SourceMap) -> Vec<ServiceReport<'a>> {

@@ -129,7 +129,7 @@ fn the_resolution_follows_the_image_cli_label_and_the_tier_gate() {
     assert!(md.contains("- [skill:restart] held back: requires tier 3; this agent is tier 1"), "{md}");
     assert!(!pod.path("out/context/agent/skills/restart.md").exists(), "a held-back skill is not written");
     let report: serde_json::Value = serde_json::from_str(&pod.read("out/report/agent.json")).unwrap();
-    let skills = &report["agents"][0]["skills"];
+    let skills = &report["skills"];
     assert_eq!(skills[0]["resolution"]["outcome"], "fallback");
     assert_eq!(skills[0]["resolution"]["kind"], "CLI");
     assert_eq!(skills[1]["held_back"], "requires tier 3; this agent is tier 1 (escalate to a tier 3 agent)");
@@ -189,7 +189,7 @@ fn two_descriptor_skills_of_one_name_no_longer_overwrite_each_other_silently() {
     assert!(d["message"].as_str().unwrap().contains("services \"crm\" and \"billing\" are both named \"api.md\""), "{d}");
     assert_eq!(pod.read("out/context/agent/skills/api.md"), "# Billing API\n");
     let report: serde_json::Value = serde_json::from_str(&pod.read("out/report/agent.json")).unwrap();
-    let skills = report["agents"][0]["skills"].as_array().unwrap();
+    let skills = report["skills"].as_array().unwrap();
     assert_eq!(skills.len(), 1);
     assert_eq!(skills[0]["replaces"][0]["service"], "crm");
 }
