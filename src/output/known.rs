@@ -51,14 +51,19 @@ impl<'a> Known<'a> {
         records: Option<&Path>,
         untrusted: &[&Path],
     ) -> Known<'a> {
+        let empty = Known { previous: BTreeMap::new(), vouched: None, next: HashMap::new(), lock: None, at: None };
+        if records.is_none() {
+            // --no-cache: nothing is vouched for, nothing recorded.
+            return empty;
+        }
         let lock =
             artifacts.0.get(LOCK).and_then(|a| Some((serde_json::from_slice::<Lock>(&a.bytes).ok()?, record::lock_digest(&a.bytes))));
         let redacted = lock.as_ref().is_some_and(|(l, _)| l.secrets == REDACTED);
         let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
-        let mut known = Known { previous: BTreeMap::new(), vouched: None, next: HashMap::new(), lock: None, at };
-        if !redacted {
-            return known;
+        if !redacted || at.is_none() {
+            return empty;
         }
+        let mut known = Known { at, ..empty };
         if let Some((old, bytes)) = old_lock.filter(|(l, _)| l.secrets == REDACTED) {
             known.previous = old.outputs.iter().enumerate().map(|(i, o)| (o.path.clone(), (i, o.sha256.clone()))).collect();
             known.vouched =
@@ -89,7 +94,7 @@ impl<'a> Known<'a> {
 
     /// After the write: records the new lock's outputs, taking `seen` (stamps of the
     /// files found current, by path) and looking at the files written now.
-    pub(crate) fn store(&self, out: &Path, seen: &HashMap<String, Stamp>, jobs: usize) {
+    pub(crate) fn store(&self, out: &Path, seen: &HashMap<&str, Stamp>, jobs: usize) {
         let (Some(at), Some((lock, digest))) = (&self.at, &self.lock) else { return };
         let time = record::now();
         let mut next = Record::new(*digest, time, lock.inputs.len(), lock.outputs.len());
@@ -97,7 +102,7 @@ impl<'a> Known<'a> {
             let mut walk = crate::disk::Walk::new(out).ok();
             run.iter()
                 .map(|o| {
-                    seen.get(&o.path).copied().or_else(|| {
+                    seen.get(o.path.as_str()).copied().or_else(|| {
                         let walk = walk.as_mut()?;
                         crate::disk::is_safe_relative(&o.path).then(|| walk.stat(&o.path)).flatten().map(|st| Stamp::of_stat(&st))
                     })

@@ -241,7 +241,7 @@ struct Planned<'a> {
     summary: WriteSummary,
     known: Known<'a>,
     /// The stamps of the files found to hold their new bytes already.
-    seen: HashMap<String, Stamp>,
+    seen: HashMap<&'a str, Stamp>,
 }
 
 /// Decides every write and delete, refusing before anything is touched.
@@ -273,12 +273,12 @@ fn plan<'a>(
             Found::File(meta) if known.vouches(rel, a, &meta) => {
                 summary.unchanged += 1;
                 summary.vouched += 1;
-                seen.insert(rel.clone(), Stamp::of(&meta));
+                seen.insert(rel.as_str(), Stamp::of(&meta));
                 continue;
             }
             Found::File(meta) if is_current(out, rel, a, &meta) => {
                 summary.unchanged += 1;
-                seen.insert(rel.clone(), Stamp::of(&meta));
+                seen.insert(rel.as_str(), Stamp::of(&meta));
                 continue;
             }
             Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}

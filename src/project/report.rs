@@ -50,7 +50,6 @@ pub(crate) fn path(service: &str) -> String {
     format!("report/{service}.json")
 }
 
-
 /// `report/<service>.json` (`schemas/service-report.schema.json`): what an agent service's
 /// replicas share, then each replica's own.
 #[derive(Serialize)]
@@ -359,8 +358,7 @@ pub(crate) fn grant_report(via: &Provenance, sources: &SourceMap) -> GrantReport
 
 /// The report's tools of one agent service.
 fn tools_report(plan: &Plan, native: Option<&NativePlan>, reg: &Registry, sources: &SourceMap) -> Vec<ToolReport> {
-    plan
-        .tools
+    plan.tools
         .iter()
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
