@@ -40,10 +40,10 @@ pub(crate) struct Known<'a> {
 const REDACTED: &str = "redact";
 
 impl<'a> Known<'a> {
-    /// Reads the previous lock in `out` (as `previous`, already parsed from `old_lock`'s
-    /// bytes) and its record under `records` (the records' directory; `None` with
-    /// `--no-cache`); `untrusted` are the directories a record may not lie in (the input
-    /// root).
+    /// What `old_lock` (the lock found in `out`, parsed, and its bytes) and its record under
+    /// `records` (the records' directory; `None` with `--no-cache`) say of `out`, and what
+    /// the new lock among `artifacts` will record; `untrusted` are the directories a
+    /// record may not lie in (the input root).
     pub(crate) fn load(
         out: &Path,
         old_lock: Option<(&Lock, &[u8])>,
