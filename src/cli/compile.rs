@@ -109,12 +109,13 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
         return compiled.exit_code();
     };
-    if args.check {
-        return check(&args, &settings, &out, artifacts, &compiled, opts.check_records.as_deref());
-    }
-    // As for --check: never a stat record in the repository under review.
+    // Never a stat record in the repository under review (its author would write it).
     let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
-    let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: opts.check_records.as_deref(), untrusted: &[repo.path()] };
+    let records = (opts.check_records.as_deref(), &[repo.path()][..]);
+    if args.check {
+        return check(&args, &settings, &out, artifacts, &compiled, records);
+    }
+    let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
     match write_tree_with(&out, artifacts, &compiled.secrets, write) {
         Ok(w) if w.refused => {
             let mut held = crate::diag::Diagnostics(w.warnings.clone());
@@ -299,11 +300,9 @@ fn check(
     out: &Path,
     artifacts: &crate::artifact::ArtifactSet,
     compiled: &crate::Compiled,
-    records: Option<&Path>,
+    (records, untrusted): (Option<&Path>, &[&Path]),
 ) -> i32 {
-    // Never a stat record in the repository under review.
-    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&args.pod));
-    match crate::output::check::drift_with(out, artifacts, &compiled.secrets, records, &[repo.path()]) {
+    match crate::output::check::drift_with(out, artifacts, &compiled.secrets, records, untrusted) {
         Ok(mut drift) => {
             // A committed file that matches the compile is as free of tokens as the
             // compile's own output (its leak scan passed); only what differs is scanned.

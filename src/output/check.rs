@@ -92,6 +92,7 @@ pub fn drift_with(
         return Ok(all.collect());
     }
     let lock = previous_lock(out)?;
+    let previous = outputs_of(&lock).unwrap_or_default();
     let known = match (records, &lock) {
         (Some(_), Previous::Lock(lock, bytes)) => Some(Known::load(out, Some((lock, bytes)), artifacts, records, untrusted)),
         _ => None,
@@ -100,7 +101,7 @@ pub fn drift_with(
     for (rel, a) in &artifacts.0 {
         if let Some(known) = &known
             && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, rel, &mut dirs)
-            && known.vouches(rel, a, &meta)
+            && known.vouches(&previous, rel, a, &meta)
         {
             continue;
         }
@@ -113,8 +114,7 @@ pub fn drift_with(
             Contents::Foreign { at, kind } => found.push(change(ChangeKind::Update, Vec::new(), Some(foreign(rel, &at, kind)))),
         }
     }
-    let previous = outputs_of(&lock).unwrap_or_default();
-    for (rel, hash) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
+    for (rel, (_, hash)) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
         if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut dirs)?
             && is_what_clawc_wrote(&old, hash, secrets)
         {

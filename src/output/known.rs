@@ -14,19 +14,19 @@
 //! stamps, so a file changed from then on is read again.
 
 use super::record::{self, Record, Stamp};
+use super::write::Outputs;
 use crate::artifact::{Artifact, ArtifactSet};
 use crate::lock::{LOCK, Lock};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// What the previous compile's lock and record say of the tree, and what the new lock
-/// will record.
+/// What the previous compile's record says of the tree, and what the new lock will
+/// record.
 pub(crate) struct Known<'a> {
-    /// The previous lock's outputs: path → (index in that lock, SHA-256).
-    previous: BTreeMap<String, (usize, String)>,
-    /// The record bound to the previous lock, if there is a whole one.
+    /// The record bound to the previous lock, if there is a whole one (and both locks are
+    /// redacted).
     vouched: Option<Record>,
     /// The new lock's outputs: path → SHA-256 (empty unless the new tree is redacted).
     next: HashMap<&'a str, String>,
@@ -51,7 +51,7 @@ impl<'a> Known<'a> {
         records: Option<&Path>,
         untrusted: &[&Path],
     ) -> Known<'a> {
-        let empty = Known { previous: BTreeMap::new(), vouched: None, next: HashMap::new(), lock: None, at: None };
+        let empty = Known { vouched: None, next: HashMap::new(), lock: None, at: None };
         if records.is_none() {
             // --no-cache: nothing is vouched for, nothing recorded.
             return empty;
@@ -65,7 +65,6 @@ impl<'a> Known<'a> {
         }
         let mut known = Known { at, ..empty };
         if let Some((old, bytes)) = old_lock.filter(|(l, _)| l.secrets == REDACTED) {
-            known.previous = old.outputs.iter().enumerate().map(|(i, o)| (o.path.clone(), (i, o.sha256.clone()))).collect();
             known.vouched =
                 known.at.as_ref().and_then(|p| record::load(p, &record::lock_digest(bytes), old.inputs.len(), old.outputs.len()));
         }
@@ -83,12 +82,12 @@ impl<'a> Known<'a> {
     }
 
     /// Whether `rel`, found on disk with `meta`, already holds `a`'s bytes by the previous
-    /// lock and the record, without reading it.
-    pub(crate) fn vouches(&self, rel: &str, a: &Artifact, meta: &Metadata) -> bool {
+    /// lock's `outputs` and the record, without reading it.
+    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, meta: &Metadata) -> bool {
         if a.secret || meta.permissions().mode() & 0o777 != a.mode() {
             return false;
         }
-        let Some((i, old)) = self.previous.get(rel) else { return false };
+        let Some((i, old)) = previous.get(rel) else { return false };
         self.next.get(rel).is_some_and(|new| new == old) && self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, &Stamp::of(meta)))
     }
 

@@ -223,15 +223,23 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
     })
 }
 
-/// What the previous compile wrote: the lock's outputs and their hashes. `None`: there is
-/// a lock clawc cannot read, so nothing can be proved to be clawc's.
-pub(crate) fn outputs_of(previous: &Previous) -> Option<BTreeMap<String, String>> {
+/// A lock's outputs: path → (its index in the lock, SHA-256).
+pub(crate) type Outputs = BTreeMap<String, (usize, String)>;
+
+/// What the previous compile wrote: the lock's outputs (those with a safe path). `None`:
+/// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
+pub(crate) fn outputs_of(previous: &Previous) -> Option<Outputs> {
     match previous {
         Previous::Missing => Some(BTreeMap::new()),
         Previous::Unreadable => None,
-        Previous::Lock(l, _) => {
-            Some(l.outputs.iter().filter(|o| is_safe_relative(&o.path)).map(|o| (o.path.clone(), o.sha256.clone())).collect())
-        }
+        Previous::Lock(l, _) => Some(
+            l.outputs
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| is_safe_relative(&o.path))
+                .map(|(i, o)| (o.path.clone(), (i, o.sha256.clone())))
+                .collect(),
+        ),
     }
 }
 
@@ -270,7 +278,7 @@ fn plan<'a>(
         let found = disk::inspect_in(out, rel, &mut dirs).map_err(|e| io("inspect", &out.join(rel), e))?;
         match found {
             Found::Missing => {}
-            Found::File(meta) if known.vouches(rel, a, &meta) => {
+            Found::File(meta) if previous.as_ref().is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
                 summary.unchanged += 1;
                 summary.vouched += 1;
                 seen.insert(rel.as_str(), Stamp::of(&meta));
@@ -288,7 +296,7 @@ fn plan<'a>(
         }
         journal.writes.push((journal.writes.len().to_string(), rel.clone()));
     }
-    for (rel, hash) in previous.iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
+    for (rel, (_, hash)) in previous.iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
         match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
             Contents::Missing => {}
             Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
