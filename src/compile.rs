@@ -324,10 +324,10 @@ pub(crate) fn environment(opts: &Options) -> Env {
 
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
 /// (redact mode only), in the environment `env` (see [`environment`]).
-pub(crate) fn replay_lock(opts: &Options, env: &Env, out: &Path, want: &[&str]) -> crate::lock::Replay {
+pub(crate) fn replay_lock(committed: crate::lock::Committed, opts: &Options, env: &Env, out: &Path, want: &[&str]) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
     let with = crate::lock::ReplayWith { records: opts.check_records.as_deref(), want };
-    crate::lock::replay(out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), &with)
+    crate::lock::replay(committed, out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), &with)
 }
 
 /// The settings the lock records (and `--check` replays against).

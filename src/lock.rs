@@ -187,10 +187,12 @@ pub(crate) struct ReplayWith<'a> {
     pub want: &'a [&'a str],
 }
 
-/// Checks the lock in `out` against the inputs under `pod_dir` and `env`, by hashes; a
-/// file the stat record (see [`crate::output::record`]) vouches for is not read again.
-/// When every file is in sync, the record is rewritten if anything had to be read.
+/// Checks `committed`, the lock in `out` ([`committed`]), against the inputs under
+/// `pod_dir` and `env`, by hashes; a file the stat record (see [`crate::output::record`])
+/// vouches for is not read again. When every file is in sync, the record is rewritten if
+/// anything had to be read.
 pub(crate) fn replay(
+    committed: Committed,
     out: &Path,
     pod_dir: &Path,
     root: &crate::source::fs::InputRoot,
@@ -210,8 +212,7 @@ pub(crate) fn replay(
     if disk::not_a_directory(out).is_some() || leftover {
         return Replay::Unknown;
     }
-    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, disk::MAX_BOOKKEEPING) else { return Replay::Unknown };
-    let Ok(lock) = serde_json::from_slice::<Lock>(&text) else { return Replay::Unknown };
+    let Committed { lock, digest } = committed;
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
         || lock.secrets != mode_name(mode)
@@ -228,8 +229,6 @@ pub(crate) fn replay(
     if lock.inputs.iter().any(|i| i.role == "image" || i.role == crate::skill::operator::FOLDER_ROLE) {
         return Replay::Unknown;
     }
-    let digest = record::lock_digest(&text);
-    drop(text);
     let (n_in, n_out) = (lock.inputs.len(), lock.outputs.len());
     // Never a record inside the tree it vouches for, nor in the repository under review
     // (whose author would write it), whatever --root says.
@@ -357,14 +356,22 @@ fn outputs_in_sync(
     Some(seen)
 }
 
+/// A committed lock as `--check` reads it, once: parsed, and the SHA-256 of its bytes
+/// (what a stat record is bound to).
+pub(crate) struct Committed {
+    pub lock: Lock,
+    digest: [u8; 32],
+}
+
 /// The lock committed in `out`, read as `--check` reads it (never through a symlink,
 /// bounded); `None` when there is none or it does not parse.
-pub(crate) fn committed(out: &Path) -> Option<Lock> {
+pub(crate) fn committed(out: &Path) -> Option<Committed> {
     if disk::not_a_directory(out).is_some() {
         return None;
     }
     let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, disk::MAX_BOOKKEEPING) else { return None };
-    serde_json::from_slice::<Lock>(&text).ok()
+    let lock = serde_json::from_slice::<Lock>(&text).ok()?;
+    Some(Committed { lock, digest: crate::output::record::lock_digest(&text) })
 }
 
 /// The image sources `lock` records, for `--check` when no flag, variable or file names

@@ -92,10 +92,14 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     });
     let mut opts = options(&args.pod, &settings, secrets);
     if args.check {
-        recorded_images(&mut settings, &mut opts, &out);
-    }
-    if let Some(code) = args.check.then(|| check_from_lock(&args, &settings, &opts, &out)).flatten() {
-        return code;
+        // The committed lock is read once: for its image sources here, and for the replay.
+        let committed = crate::lock::committed(&out);
+        if let Some(c) = &committed {
+            recorded_images(&mut settings, &mut opts, &c.lock);
+        }
+        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out)) {
+            return code;
+        }
     }
     let compiled = compile(&opts);
     if !(args.check && args.format == Format::Json) {
@@ -155,11 +159,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
 /// images from the sources the committed lock records (a tree is checked the way it was
 /// compiled); and whichever sources are read, expect the lock to record the committed
 /// ones, since the same images from another source are the same inputs.
-fn recorded_images(settings: &mut config::Effective, opts: &mut Options, out: &Path) {
-    let Some(lock) = crate::lock::committed(out) else { return };
+fn recorded_images(settings: &mut config::Effective, opts: &mut Options, lock: &crate::lock::Lock) {
     if settings.images.from == From::Default
         && let Some(root) = crate::compile::input_root(opts, &mut crate::diag::Diagnostics::default())
-        && let Some(list) = crate::lock::recorded_images(&lock, &crate::compile::pod_dir(&opts.pod), &root)
+        && let Some(list) = crate::lock::recorded_images(lock, &crate::compile::pod_dir(&opts.pod), &root)
     {
         let list: Vec<ImageSource> = list
             .into_iter()
@@ -173,7 +176,7 @@ fn recorded_images(settings: &mut config::Effective, opts: &mut Options, out: &P
         settings.images = config::Setting { value: list, from: From::Lock };
     }
     if lock.images == "read" && !lock.image_sources.is_empty() && !opts.images.is_empty() {
-        opts.lock_image_sources = Some(lock.image_sources);
+        opts.lock_image_sources = Some(lock.image_sources.clone());
     }
 }
 
@@ -263,10 +266,17 @@ fn shell_word(s: &str) -> String {
 
 /// The fast path: when the lock proves inputs and outputs unchanged, only the committed
 /// tree's secret scan remains. `None` means "compile and compare".
-fn check_from_lock(args: &CompileArgs, settings: &config::Effective, opts: &Options, out: &Path) -> Option<i32> {
+fn check_from_lock(
+    committed: crate::lock::Committed,
+    args: &CompileArgs,
+    settings: &config::Effective,
+    opts: &Options,
+    out: &Path,
+) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
-    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(opts, &env, out, want) else {
+    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(committed, opts, &env, out, want)
+    else {
         return None;
     };
     // The hashes say nothing about warnings; the committed report lists them. With
