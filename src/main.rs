@@ -1,7 +1,9 @@
 //! The `clawc` binary: parse the command line, run, exit with the command's code.
 
 // Compiling and `compat` build many small JSON trees and maps; mimalloc halves the time
-// glibc's allocator spends on them (benches/compat.rs, docs/performance.md).
+// glibc's allocator spends on them (benches/compat.rs, docs/performance.md). It is built
+// without transparent huge pages (Cargo.toml: `no_thp`): a 2 MB page half used is 2 MB
+// resident, which put a big pod's peak a quarter above its heap.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
