@@ -116,6 +116,12 @@ fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<std::pat
             .help("a file name cannot contain NUL; fix the path");
         return Err(ReadError::Invalid(d));
     }
+    // An absent file is absent however its path resolves: one `lstat` says so, where
+    // `canonicalize` spends a `readlink` per component (a service's absent Dockerfile or
+    // tools snapshot is looked for on every compile and every `--check`).
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(ReadError::Missing);
+    }
     let real = match path.canonicalize() {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
@@ -252,6 +258,28 @@ mod tests {
     fn relative_names() {
         assert_eq!(relative_name(Path::new("/a/pod"), Path::new("/a/pod/d/x.json")), "d/x.json");
         assert_eq!(relative_name(Path::new("/a/pod"), Path::new("/a/svc/x.json")), "../svc/x.json");
+    }
+
+    #[test]
+    fn absent_inputs_are_absent_and_the_rest_still_resolve_inside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root_dir = dir.path().join("repo");
+        std::fs::create_dir(&root_dir).unwrap();
+        let root = InputRoot::new(&root_dir).unwrap();
+        let at = |p: &str| root_dir.join(p);
+        std::fs::write(at("here.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("outside.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(at("nowhere"), at("dangling")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), at("up")).unwrap();
+        std::os::unix::fs::symlink(at("loop"), at("loop")).unwrap();
+        let read = |p: &str| read_text(Some(&root), &at(p), p);
+        for absent in ["missing.json", "no/such/dir.json", "dangling", "up/missing.json"] {
+            assert!(matches!(read(absent), Err(ReadError::Missing)), "{absent}");
+        }
+        assert_eq!(read("here.json").ok().as_deref(), Some("{}"));
+        for refused in ["up/outside.json", "loop"] {
+            assert!(matches!(read(refused), Err(ReadError::Invalid(d)) if d.code == diags::PATH_ESCAPE), "{refused}");
+        }
     }
 
     #[test]
