@@ -5,7 +5,7 @@
 //! would delete it (a regular file whose hash the previous lock records).
 
 use super::known::Known;
-use super::write::{LEGACY_MANIFEST, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, outputs_of, previous_lock};
+use super::write::{LEGACY_MANIFEST, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
@@ -92,16 +92,17 @@ pub fn drift_with(
         return Ok(all.collect());
     }
     let lock = previous_lock(out)?;
-    let previous = outputs_of(&lock).unwrap_or_default();
+    let none = Default::default();
+    let previous = lock.outputs().unwrap_or(&none);
     let known = match (records, &lock) {
-        (Some(_), Previous::Lock(lock, bytes)) => Some(Known::load(out, Some((lock, bytes)), artifacts, records, untrusted)),
+        (Some(_), Previous::Lock(lock)) => Some(Known::load(out, Some(lock), artifacts, records, untrusted)),
         _ => None,
     };
     let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
         if let Some(known) = &known
             && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, rel, &mut dirs)
-            && known.vouches(&previous, rel, a, &meta)
+            && known.vouches(previous, rel, a, &meta)
         {
             continue;
         }

@@ -208,15 +208,40 @@ pub(crate) enum Previous {
     Missing,
     /// There is one clawc cannot read, so nothing can be proved to be clawc's.
     Unreadable,
-    /// It, and its bytes.
-    Lock(Box<crate::lock::Lock>, Vec<u8>),
+    Lock(PreviousLock),
+}
+
+/// What a write and a check need of the lock found in `--out`: its outputs, and what
+/// binds a stat record to it. The lock itself and its bytes are not kept (at 10,000
+/// agents they are megabytes, held beside the whole new tree).
+pub(crate) struct PreviousLock {
+    /// Its outputs with a safe path.
+    pub outputs: Outputs,
+    /// The SHA-256 of its bytes, and how many inputs and outputs it lists.
+    pub digest: [u8; 32],
+    pub inputs: usize,
+    pub listed: usize,
+    /// Whether it was compiled with tokens redacted.
+    pub redacted: bool,
 }
 
 pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
     Ok(match disk::read(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))? {
         Contents::Missing => Previous::Missing,
         Contents::Bytes(b) => match serde_json::from_slice::<crate::lock::Lock>(&b) {
-            Ok(l) => Previous::Lock(Box::new(l), b),
+            Ok(l) => Previous::Lock(PreviousLock {
+                digest: super::record::lock_digest(&b),
+                inputs: l.inputs.len(),
+                listed: l.outputs.len(),
+                redacted: l.secrets == super::known::REDACTED,
+                outputs: l
+                    .outputs
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, o)| is_safe_relative(&o.path))
+                    .map(|(i, o)| (o.path, (i, o.sha256)))
+                    .collect(),
+            }),
             Err(_) => Previous::Unreadable,
         },
         _ => Previous::Unreadable,
@@ -226,20 +251,18 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
 /// A lock's outputs: path → (its index in the lock, SHA-256).
 pub(crate) type Outputs = BTreeMap<String, (usize, String)>;
 
-/// What the previous compile wrote: the lock's outputs (those with a safe path). `None`:
-/// there is a lock clawc cannot read, so nothing can be proved to be clawc's.
-pub(crate) fn outputs_of(previous: &Previous) -> Option<Outputs> {
-    match previous {
-        Previous::Missing => Some(BTreeMap::new()),
-        Previous::Unreadable => None,
-        Previous::Lock(l, _) => Some(
-            l.outputs
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| is_safe_relative(&o.path))
-                .map(|(i, o)| (o.path.clone(), (i, o.sha256.clone())))
-                .collect(),
-        ),
+/// No outputs: what an `--out` without a lock holds of clawc's.
+static NONE: Outputs = BTreeMap::new();
+
+impl Previous {
+    /// What the previous compile wrote: the lock's outputs (those with a safe path).
+    /// `None`: there is a lock clawc cannot read, so nothing can be proved to be clawc's.
+    pub(crate) fn outputs(&self) -> Option<&Outputs> {
+        match self {
+            Previous::Missing => Some(&NONE),
+            Previous::Unreadable => None,
+            Previous::Lock(l) => Some(&l.outputs),
+        }
     }
 }
 
@@ -260,14 +283,13 @@ fn plan<'a>(
     opts: &WriteOptions<'_>,
 ) -> Result<Planned<'a>, Diagnostic> {
     let lock = previous_lock(out)?;
-    let previous = outputs_of(&lock);
+    let previous = lock.outputs();
     let old = match &lock {
-        Previous::Lock(l, bytes) => Some((&**l, &bytes[..])),
+        Previous::Lock(l) => Some(l),
         _ => None,
     };
     let known = Known::load(out, old, artifacts, opts.records, opts.untrusted);
-    drop(lock);
-    let owned = |rel: &str| rel == LOCK || previous.as_ref().is_some_and(|p| p.contains_key(rel));
+    let owned = |rel: &str| rel == LOCK || previous.is_some_and(|p| p.contains_key(rel));
     let mut journal = Journal::default();
     let mut summary = WriteSummary::default();
     let mut seen = HashMap::new();
@@ -278,7 +300,7 @@ fn plan<'a>(
         let found = disk::inspect_in(out, rel, &mut dirs).map_err(|e| io("inspect", &out.join(rel), e))?;
         match found {
             Found::Missing => {}
-            Found::File(meta) if previous.as_ref().is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
+            Found::File(meta) if previous.is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
                 summary.unchanged += 1;
                 summary.vouched += 1;
                 seen.insert(rel.as_str(), Stamp::of(&meta));
@@ -296,7 +318,7 @@ fn plan<'a>(
         }
         journal.writes.push((journal.writes.len().to_string(), rel.clone()));
     }
-    for (rel, (_, hash)) in previous.iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
+    for (rel, (_, hash)) in previous.into_iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
         match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
             Contents::Missing => {}
             Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
