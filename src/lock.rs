@@ -183,6 +183,8 @@ pub(crate) enum Replay {
 pub(crate) struct ReplayWith<'a> {
     /// The directory of stat records (`None`: neither read nor write one).
     pub records: Option<&'a Path>,
+    /// Directories a record may not lie in (the repository under review).
+    pub untrusted: &'a [&'a Path],
     /// Outputs whose bytes the caller reads (`report.json` under `--strict`).
     pub want: &'a [&'a str],
 }
@@ -232,8 +234,7 @@ pub(crate) fn replay(
     let (n_in, n_out) = (lock.inputs.len(), lock.outputs.len());
     // Never a record inside the tree it vouches for, nor in the repository under review
     // (whose author would write it), whatever --root says.
-    let repo = crate::source::fs::InputRoot::discover(pod_dir);
-    let at = with.records.and_then(|dir| record::path(dir, out, &[repo.path()]));
+    let at = with.records.and_then(|dir| record::path(dir, out, with.untrusted));
     let previous = at.as_ref().and_then(|p| record::load(p, &digest, n_in, n_out));
     let vouches = |i: usize, s: &Stamp, input: bool| {
         previous.as_ref().is_some_and(|r| if input { r.vouches_input(i, s) } else { r.vouches_output(i, s) })

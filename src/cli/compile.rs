@@ -91,13 +91,16 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
     let mut opts = options(&args.pod, &settings, secrets);
+    // Never a stat record in the repository under review (its author would write it).
+    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
+    let untrusted = [repo.path()];
     if args.check {
         // The committed lock is read once: for its image sources here, and for the replay.
         let committed = crate::lock::committed(&out);
         if let Some(c) = &committed {
             recorded_images(&mut settings, &mut opts, &c.lock);
         }
-        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out)) {
+        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out, &untrusted)) {
             return code;
         }
     }
@@ -113,9 +116,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
         return compiled.exit_code();
     };
-    // Never a stat record in the repository under review (its author would write it).
-    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
-    let records = (opts.check_records.as_deref(), &[repo.path()][..]);
+    let records = (opts.check_records.as_deref(), &untrusted[..]);
     if args.check {
         return check(&args, &settings, &out, artifacts, &compiled, records);
     }
@@ -272,10 +273,12 @@ fn check_from_lock(
     settings: &config::Effective,
     opts: &Options,
     out: &Path,
+    untrusted: &[&Path],
 ) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
-    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(committed, opts, &env, out, want)
+    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } =
+        crate::compile::replay_lock(committed, opts, &env, out, want, untrusted)
     else {
         return None;
     };

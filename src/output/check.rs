@@ -5,7 +5,7 @@
 //! would delete it (a regular file whose hash the previous lock records).
 
 use super::known::Known;
-use super::write::{LEGACY_MANIFEST, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
+use super::write::{LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
@@ -92,8 +92,7 @@ pub fn drift_with(
         return Ok(all.collect());
     }
     let lock = previous_lock(out)?;
-    let none = Default::default();
-    let previous = lock.outputs().unwrap_or(&none);
+    let previous = lock.outputs().unwrap_or(&NONE);
     let known = match (records, &lock) {
         (Some(_), Previous::Lock(lock)) => Some(Known::load(out, Some(lock), artifacts, records, untrusted)),
         _ => None,

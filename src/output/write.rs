@@ -252,7 +252,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
 pub(crate) type Outputs = BTreeMap<String, (usize, String)>;
 
 /// No outputs: what an `--out` without a lock holds of clawc's.
-static NONE: Outputs = BTreeMap::new();
+pub(crate) static NONE: Outputs = BTreeMap::new();
 
 impl Previous {
     /// What the previous compile wrote: the lock's outputs (those with a safe path).

@@ -28,8 +28,7 @@ fn drift_lists_files_prints_the_fix_and_writes_nothing() {
     let pod = pod();
     assert_eq!(pod.compile(&[]).code, 0);
     let before = tree(&pod.path("out"));
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: a}]"))
-        .unwrap();
+    pod.edit_pod("tools: [api]", "tools: [{service: api, allow: a}]");
     let (code, doc) = check_json(&pod, &["--diff", "full"]);
     assert_eq!(code, 1);
     assert_eq!(doc["answered_by"], "compile");
@@ -63,7 +62,7 @@ fn created_and_deleted_files() {
     let pod = pod();
     assert_eq!(pod.compile(&[]).code, 0);
     std::fs::remove_file(pod.path("out/context/bot/feeds.json")).unwrap();
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    pod.edit_pod("  bot:", "  robot:");
     let (code, doc) = check_json(&pod, &["--diff", "none"]);
     assert_eq!(code, 1);
     let changes: Vec<String> = doc["files"]
@@ -364,11 +363,7 @@ fn a_compile_leaves_a_record_the_next_check_uses() {
 #[test]
 fn a_check_answered_by_compiling_still_sees_a_forged_file() {
     let pod = pod().file("skills/tidy/SKILL.md", "# Tidy\n");
-    std::fs::write(
-        pod.path("claw-pod.yml"),
-        pod.read("claw-pod.yml").replace("      tools: [api]\n", "      tools: [api]\n      skills: [skills/tidy]\n"),
-    )
-    .unwrap();
+    pod.edit_pod("      tools: [api]\n", "      tools: [api]\n      skills: [skills/tidy]\n");
     let cache = tempfile::tempdir().unwrap();
     let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())];
     for _ in 0..2 {
@@ -476,7 +471,7 @@ fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
     // A record for another lock is not used: a recompile makes a new lock.
     let (pod, cache) = recorded();
     check_cached(&pod, cache.path(), &[]);
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("ttl: 5", "ttl: 6")).unwrap();
+    pod.edit_pod("ttl: 5", "ttl: 6");
     assert_eq!(pod.compile(&[]).code, 0);
     std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(all));

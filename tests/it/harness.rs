@@ -86,6 +86,11 @@ impl Pod {
         self.path("out").exists()
     }
 
+    /// Replaces `from` with `to` in `claw-pod.yml`.
+    pub(crate) fn edit_pod(&self, from: &str, to: &str) {
+        std::fs::write(self.path("claw-pod.yml"), self.read("claw-pod.yml").replace(from, to)).unwrap();
+    }
+
     pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }

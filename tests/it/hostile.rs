@@ -186,7 +186,7 @@ fn a_blocked_write_leaves_the_previous_tree_byte_identical() {
     let before = compiled(&pod);
     // A non-empty directory where a new file goes, and a rename of the agent, so the
     // compile would write several files and delete others.
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    pod.edit_pod("  bot:", "  robot:");
     std::fs::create_dir_all(pod.path("out/context/robot/tools.json/x")).unwrap();
     let run = pod.compile(&[]);
     assert_eq!(run.code, 3, "{}", run.stdout);
@@ -241,8 +241,7 @@ fn compile_and_signal(pod: &Pod, delay_ms: u64, signal: i32) -> std::process::Ex
 fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
     let pod = big_pod(150);
     let old = compile_other(&pod, "out");
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: a}]"))
-        .unwrap();
+    pod.edit_pod("tools: [api]", "tools: [{service: api, allow: a}]");
     let new = compile_other(&pod, "reference");
     assert_ne!(old, new);
     let mut outcomes = std::collections::BTreeSet::new();
@@ -272,8 +271,7 @@ fn an_interrupted_write_leaves_the_old_tree_or_the_new_one() {
 fn a_killed_write_is_completed_or_rolled_back_by_the_next_run() {
     let pod = big_pod(150);
     let old = compile_other(&pod, "out");
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: b}]"))
-        .unwrap();
+    pod.edit_pod("tools: [api]", "tools: [{service: api, allow: b}]");
     let new = compile_other(&pod, "reference");
     for delay_ms in [0u64, 10, 25, 50, 75, 100] {
         std::fs::remove_dir_all(pod.path("out")).unwrap();
@@ -372,11 +370,7 @@ fn dotenv_diagnostics_never_quote_the_file() {
 #[test]
 fn the_lock_of_an_inline_tree_is_no_oracle() {
     let pod = pod().file(".env", "API_TOKEN=tok-0123456789\n");
-    std::fs::write(
-        pod.path("claw-pod.yml"),
-        pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}"),
-    )
-    .unwrap();
+    pod.edit_pod("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}");
     assert_eq!(pod.compile(&["--secrets", "inline"]).code, 0);
     let inline = std::fs::read(pod.path("out/context/bot/tools.json")).unwrap();
     let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();

@@ -21,7 +21,7 @@ fn rewrites_only_what_changed_and_removes_stale_files() {
     assert_eq!(summary["summary"]["written"].as_array().unwrap().len(), 0, "{}", run.stdout);
     assert_eq!(std::fs::metadata(pod.path("out/context/bot/tools.json")).unwrap().ino(), tools_ino, "unchanged file was rewritten");
     // Rename the agent: its old context is stale and goes; the foreign file stays.
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("  bot:", "  robot:")).unwrap();
+    pod.edit_pod("  bot:", "  robot:");
     let run = pod.compile(&[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(!pod.path("out/context/bot").exists(), "stale context dir left behind");
@@ -34,7 +34,7 @@ fn a_failed_compile_leaves_the_previous_tree() {
     let pod = pod();
     assert_eq!(pod.compile(&[]).code, 0);
     let before = super::harness::tree(&pod.path("out"));
-    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml").replace("tools: [api]", "tools: [apii]")).unwrap();
+    pod.edit_pod("tools: [api]", "tools: [apii]");
     let run = pod.compile(&[]);
     assert_eq!(run.code, 2);
     run.assert_error("clawc::grant::unknown_tool_service", "\"apii\"");
@@ -54,11 +54,7 @@ fn inline_tokens_are_0600_and_redacted_by_default() {
         "service env passes \"API_TOKEN\" through without a value, and neither .env nor the environment sets it",
     );
     let pod = pod.file(".env", "API_TOKEN=tok-0123456789\n");
-    std::fs::write(
-        pod.path("claw-pod.yml"),
-        pod.read("claw-pod.yml").replace("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}"),
-    )
-    .unwrap();
+    pod.edit_pod("environment: [API_TOKEN]", "environment: {API_TOKEN: \"${API_TOKEN}\"}");
     let run = pod.run_with_env(&["--secrets", "inline"], &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(pod.read("out/context/bot/tools.json").contains("\"token\": \"tok-0123456789\""));
