@@ -42,6 +42,31 @@ impl InputRoot {
         &self.real
     }
 
+    /// Whether `path` is inside the root and already its own canonical form, judged by
+    /// `lstat`s alone: below the root (itself canonical) it has only plain names, and
+    /// every directory on the way is a directory, not a symlink. The file itself is the
+    /// caller's to judge. `false` only means "not shown": `canonicalize` decides then.
+    fn plainly_holds(&self, path: &Path) -> bool {
+        let Ok(rest) = path.strip_prefix(&self.real) else { return false };
+        let (Some(dir), Some(_)) = (rest.parent(), rest.file_name()) else { return false };
+        // Spelled as its components (no `.`, `//` or trailing `/`, which `lstat` would
+        // follow through a last symlink).
+        if path.components().collect::<PathBuf>().as_os_str() != path.as_os_str() {
+            return false;
+        }
+        let mut at = self.real.clone();
+        for c in dir.components() {
+            let Component::Normal(name) = c else { return false };
+            at.push(name);
+            // Not remembered between inputs: the window in which a directory swapped for
+            // a symlink goes unseen stays what `canonicalize`'s was, one input's read.
+            if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Whether `path` (absolute) resolves inside the root: its longest existing ancestor
     /// with symlinks resolved, then the rest lexically (a path that does not exist yet,
     /// such as an output directory, is judged by where it would be created).
@@ -75,7 +100,7 @@ pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Re
 
 /// [`read_text`] with a smaller size limit (`clawc.toml`).
 pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &str, limit: u64) -> Result<String, ReadError> {
-    let real = resolve(root, path, name)?;
+    let (real, _) = resolve(root, path, name)?;
     let (bytes, _) = read_regular(&real, name, limit)?;
     utf8(bytes, name)
 }
@@ -98,8 +123,8 @@ pub(crate) fn read_text_unless(
     name: &str,
     vouch: impl FnOnce(&std::fs::Metadata) -> bool,
 ) -> Result<Seen, ReadError> {
-    let real = resolve(root, path, name)?;
-    if let Ok(meta) = std::fs::symlink_metadata(&real)
+    let (real, seen) = resolve(root, path, name)?;
+    if let Some(meta) = seen.or_else(|| std::fs::symlink_metadata(&real).ok())
         && meta.is_file()
         && vouch(&meta)
     {
@@ -110,7 +135,9 @@ pub(crate) fn read_text_unless(
 }
 
 /// `path` with symlinks resolved, if it is inside `root`.
-fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<std::path::PathBuf, ReadError> {
+/// With the path's `lstat` when that is the `lstat` of the file itself (no symlink on
+/// the way), which saves the caller another.
+fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<(PathBuf, Option<std::fs::Metadata>), ReadError> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         let d = Diagnostic::error(diags::INVALID_PATH, format!("the path of `{}` contains a NUL byte", name.replace('\0', "\\0")))
             .help("a file name cannot contain NUL; fix the path");
@@ -119,8 +146,17 @@ fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<std::pat
     // An absent file is absent however its path resolves: one `lstat` says so, where
     // `canonicalize` spends a `readlink` per component (a service's absent Dockerfile or
     // tools snapshot is looked for on every compile and every `--check`).
-    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        return Err(ReadError::Missing);
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
+        m => m.ok(),
+    };
+    // The common case, a file in a plain directory of the checkout, without a `readlink`
+    // per component of its path (the root's own ones included) on every run.
+    if let (Some(root), Some(m)) = (root, &meta)
+        && !m.is_symlink()
+        && root.plainly_holds(path)
+    {
+        return Ok((path.to_path_buf(), meta));
     }
     let real = match path.canonicalize() {
         Ok(r) => r,
@@ -138,7 +174,7 @@ fn resolve(root: Option<&InputRoot>, path: &Path, name: &str) -> Result<std::pat
             .help("inputs are read only inside the repository that holds the pod; move the file in, or widen the root with --root DIR");
         return Err(ReadError::Invalid(d));
     }
-    Ok(real)
+    Ok((real, None))
 }
 
 fn utf8(bytes: Vec<u8>, name: &str) -> Result<String, ReadError> {
@@ -280,6 +316,37 @@ mod tests {
         for refused in ["up/outside.json", "loop"] {
             assert!(matches!(read(refused), Err(ReadError::Invalid(d)) if d.code == diags::PATH_ESCAPE), "{refused}");
         }
+    }
+
+    #[test]
+    fn only_plain_paths_skip_canonicalize_and_the_rest_resolve_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let root_dir = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(root_dir.join("a/b")).unwrap();
+        let root = InputRoot::new(&root_dir).unwrap();
+        let at = |p: &str| root_dir.join(p);
+        std::fs::write(at("a/b/c.json"), "c").unwrap();
+        std::fs::create_dir(dir.path().join("out")).unwrap();
+        std::fs::write(dir.path().join("out/x.json"), "x").unwrap();
+        std::os::unix::fs::symlink(at("a"), at("inside")).unwrap();
+        std::os::unix::fs::symlink(at("a/b/c.json"), at("a/link.json")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("out"), at("a/up")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("out/x.json"), at("a/b/x.json")).unwrap();
+        assert!(root.plainly_holds(&at("a/b/c.json")));
+        for (p, plain) in
+            [("inside/b/c.json", false), ("a/./b/c.json", false), ("a/up/x.json", false), ("a/up/", false), ("a/b/../b/c.json", false)]
+        {
+            assert_eq!(root.plainly_holds(&at(p)), plain, "{p}");
+        }
+        let read = |p: &str| read_text(Some(&root), &at(p), p);
+        for (p, text) in [("a/b/c.json", "c"), ("inside/b/c.json", "c"), ("a/./b/c.json", "c"), ("a/link.json", "c")] {
+            assert_eq!(read(p).ok().as_deref(), Some(text), "{p}");
+        }
+        for refused in ["a/up/x.json", "a/up/", "a/up/.", "a/b/x.json", "inside/up/x.json"] {
+            assert!(matches!(read(refused), Err(ReadError::Invalid(d)) if d.code == diags::PATH_ESCAPE), "{refused}");
+        }
+        let vouched = read_text_unless(Some(&root), &at("a/b/c.json"), "c", |m| m.len() == 1);
+        assert!(matches!(vouched, Ok(Seen::Vouched(m)) if m.is_file()));
     }
 
     #[test]
