@@ -1,10 +1,11 @@
 //! No-op `clawc compile --check` vs. hashing the pod's input files with `sha256sum`
 //! (run: `cargo bench --bench check`; `CLAWC_BIN=path` to measure another build, e.g.
-//! `scripts/build-release`'s). Both are spawned as processes; medians are reported.
+//! `scripts/build-release`'s). Both are spawned as processes; medians are reported, of
+//! rounds that run each command once in turn, so a ratio compares the same moments.
 //!
-//! 1. The trading-desk example, 200 runs each.
+//! 1. The trading-desk example, 200 rounds.
 //! 2. The compile bench's 3000-agent pod (9301 outputs, 101 input files; under
-//!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 runs each: the check with the stat
+//!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 rounds (5 for `--no-cache`): the check with the stat
 //!    record of an earlier check (in a private `CLAWC_CACHE_DIR`), and with `--no-cache`
 //!    (every file hashed, as before the record); and the floor of a check that looks at
 //!    every output, an `lstat` of each on every core with nothing else.
@@ -34,17 +35,24 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut t: Vec<Duration> = (0..runs)
-        .map(|_| {
+/// The medians of `runs` rounds, each running every one of `fs` once in turn (after one
+/// warm-up round): a ratio of two of them is taken in the same moments of a noisy
+/// machine, not minutes apart.
+fn medians<const N: usize>(runs: usize, mut fs: [&mut dyn FnMut(); N]) -> [Duration; N] {
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(runs));
+    for round in 0..=runs {
+        for (f, t) in fs.iter_mut().zip(&mut times) {
             let s = Instant::now();
             f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[runs / 2]
+            if round > 0 {
+                t.push(s.elapsed());
+            }
+        }
+    }
+    times.map(|mut t| {
+        t.sort();
+        t[runs / 2]
+    })
 }
 
 /// The input files `out/clawc.lock` records as read (what `sha256sum` is given).
@@ -115,10 +123,7 @@ fn main() {
     // Let the coarse clock pass the compile's writes, then fill the stat record.
     std::thread::sleep(Duration::from_millis(50));
     check(clawc, dir.path(), cache.path(), &[]);
-    let fast = median(runs, || {
-        check(clawc, dir.path(), cache.path(), &[]);
-    });
-    let hash = median(runs, || sha256sum(dir.path(), &files));
+    let [fast, hash] = medians(runs, [&mut || _ = check(clawc, dir.path(), cache.path(), &[]), &mut || sha256sum(dir.path(), &files)]);
     println!("no-op `clawc compile --check` (trading-desk): median {:.2} ms", ms(fast));
     println!("`sha256sum` of its {} input files:          median {:.2} ms", files.len(), ms(hash));
     println!("ratio: {:.2}", fast.as_secs_f64() / hash.as_secs_f64());
@@ -136,13 +141,14 @@ fn main() {
     std::thread::sleep(Duration::from_millis(50));
     let first = check(clawc, big.path(), cache.path(), &[]);
     let mut rehashed = 0;
-    let fast = median(30, || rehashed = check(clawc, big.path(), cache.path(), &[]));
-    let full = median(5, || {
-        check(clawc, big.path(), cache.path(), &["--no-cache"]);
-    });
-    let hash = median(30, || sha256sum(big.path(), &files));
     let listed = outputs(&big.path().join("out"));
-    let floor = median(30, || stat_floor(&big.path().join("out"), &listed));
+    let [fast, hash, floor] = medians(
+        30,
+        [&mut || rehashed = check(clawc, big.path(), cache.path(), &[]), &mut || sha256sum(big.path(), &files), &mut || {
+            stat_floor(&big.path().join("out"), &listed);
+        }],
+    );
+    let [full] = medians(5, [&mut || _ = check(clawc, big.path(), cache.path(), &["--no-cache"])]);
     println!("3000 agent ids: no-op check with the stat record: median {:.2} ms (re-hashed {rehashed}; the first check {first})", ms(fast));
     println!("3000 agent ids: no-op check with --no-cache:      median {:.2} ms", ms(full));
     println!("`sha256sum` of its {} input files:             median {:.2} ms", files.len(), ms(hash));

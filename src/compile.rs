@@ -47,6 +47,10 @@ pub struct Options {
     /// `--root`: where inputs must resolve (`None`: the pod's git work tree, else its
     /// directory).
     pub root: Option<PathBuf>,
+    /// The pod's git work tree (else its directory), symlinks resolved, when the caller
+    /// has found it already (the command line finds it once, with the settings); `None`:
+    /// found when needed.
+    pub repository: Option<PathBuf>,
     /// `--runner SERVICE=TYPE`: an agent's runner, over what its image or Dockerfile says.
     pub runners: BTreeMap<String, String>,
     /// `--strict`: every warning is an error (promoted after the passes, keeping its code).
@@ -294,13 +298,19 @@ fn is_missing(path: &Path) -> bool {
     std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
+/// The git work tree holding the pod, else its directory: as the caller found it, or
+/// found now.
+pub(crate) fn repository(opts: &Options) -> InputRoot {
+    opts.repository.clone().map_or_else(|| InputRoot::discover(&pod_dir(&opts.pod)), InputRoot::found)
+}
+
 /// The input root: `--root` (which must exist) or the one discovered from the pod.
 pub(crate) fn input_root(opts: &Options, diags: &mut Diagnostics) -> Option<InputRoot> {
     input_root_in(opts, diags, &mut SourceMap::default())
 }
 
 fn input_root_in(opts: &Options, diags: &mut Diagnostics, sources: &mut SourceMap) -> Option<InputRoot> {
-    let Some(dir) = &opts.root else { return Some(InputRoot::discover(&pod_dir(&opts.pod))) };
+    let Some(dir) = &opts.root else { return Some(repository(opts)) };
     match InputRoot::new(dir) {
         Ok(r) => Some(r),
         Err(e) => {

@@ -248,6 +248,9 @@ pub(crate) struct Effective {
     /// Threads for the per-agent work (`--jobs`; 0: [`crate::jobs::threads`]' default).
     pub jobs: usize,
     pub strict: Setting<bool>,
+    /// The git work tree holding the directory the settings were looked for from (else
+    /// that directory), symlinks resolved: found once here, for what else needs it.
+    pub repository: PathBuf,
 }
 
 /// Settings that could not be worked out: the diagnostics, with the file they point into.
@@ -358,7 +361,8 @@ pub(crate) fn load(given: &Given, start: &Path, env: &dyn Fn(&str) -> Option<Str
         let confine = matches!(given.choice, Choice::Discover).then_some((&bound, &repository));
         values = parse(sources.get(id), id, path.parent().unwrap_or(Path::new(".")), confine, &mut diags);
     }
-    let effective = merge(given, values, file.map(|(_, f)| f), searched, env, &mut diags);
+    let mut effective = merge(given, values, file.map(|(_, f)| f), searched, env, &mut diags);
+    effective.repository = repository.path().to_path_buf();
     if diags.is_empty() { Ok(effective) } else { Err(Failed { diagnostics: diags, sources }) }
 }
 
@@ -655,6 +659,7 @@ fn merge(
         image_jobs: pick(given.image_jobs, file.image_jobs, 8),
         jobs: given.jobs.map_or(0, usize::from),
         strict: pick(given.strict, file.strict, false),
+        repository: PathBuf::new(),
     }
 }
 

@@ -91,8 +91,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
     let mut opts = options(&args.pod, &settings, secrets);
+    // The settings were looked for from the pod's directory: their repository is the pod's.
+    opts.repository = Some(settings.repository.clone());
     // Never a stat record in the repository under review (its author would write it).
-    let repo = crate::source::fs::InputRoot::discover(&crate::compile::pod_dir(&opts.pod));
+    let repo = crate::compile::repository(&opts);
     let untrusted = [repo.path()];
     if args.check {
         // The committed lock is read once: for its image sources here, and for the replay.

@@ -148,6 +148,7 @@ pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options
         image_jobs: s.image_jobs.value.into(),
         jobs: s.jobs,
         root: s.root.value.clone(),
+        repository: None,
         runners: s.runners.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
         strict: s.strict.value,
         strict_by: Some(s.strict_by()),

@@ -29,6 +29,11 @@ impl InputRoot {
         Ok(InputRoot { real: dir.canonicalize()? })
     }
 
+    /// A root already resolved (by [`InputRoot::discover`], earlier in the same command).
+    pub(crate) fn found(real: PathBuf) -> Self {
+        InputRoot { real }
+    }
+
     /// The git work tree holding `pod_dir` (the nearest ancestor with a `.git` entry), else
     /// `pod_dir` itself.
     pub(crate) fn discover(pod_dir: &Path) -> Self {
