@@ -3,11 +3,14 @@
 //! Why: a PIE binary has its ~28,000 relative relocations applied by the dynamic loader
 //! at every start, which copies every page of `.data.rel.ro` (half a megabyte, mostly
 //! panic locations and vtables) before `main`. A no-op `compile --check` in a pre-commit
-//! hook is mostly process start, and this was a fifth of it (docs/performance.md). The
-//! code is position-independent all the same; only the final link changes.
+//! hook is mostly process start, and this was about a sixth of it (docs/performance.md).
+//! The code is position-independent all the same; only the final link changes. What
+//! that gives up (a randomised address for the executable's own image) is in
+//! docs/security.md.
 //!
-//! Left alone: static builds (`crt-static`, e.g. `scripts/build-release`'s static-pie or
-//! musl), which the loader does not relocate this way, and every other OS.
+//! Left alone: static builds (`crt-static`: `scripts/build-release`'s static-pie, musl),
+//! which have no dynamic loader to pay for and would conflict with `-no-pie`, and every
+//! other OS.
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
