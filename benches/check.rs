@@ -5,10 +5,11 @@
 //!
 //! 1. The trading-desk example, 200 rounds.
 //! 2. The compile bench's 3000-agent pod (9301 outputs, 101 input files; under
-//!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 rounds (5 for `--no-cache`): the check with the stat
-//!    record of an earlier check (in a private `CLAWC_CACHE_DIR`), and with `--no-cache`
-//!    (every file hashed, as before the record); and the floor of a check that looks at
-//!    every output, an `lstat` of each on every core with nothing else.
+//!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 rounds (5 for `--no-cache`): the
+//!    check with the stat record of an earlier check (in a private `CLAWC_CACHE_DIR`),
+//!    and with `--no-cache` (every file hashed, as before the record); and the floor of
+//!    a check that looks at every output, an `lstat` of each on every core with nothing
+//!    else.
 
 use std::path::Path;
 use std::process::Command;

@@ -95,7 +95,7 @@ pub(crate) enum Contents {
 /// Whether `p` is a `/`-separated relative path of plain names: no empty, `.` or `..`
 /// component, no leading `/`, no NUL or backslash. Only such paths are joined onto `--out`.
 ///
-/// One pass over the bytes: `--check` asks it of every output it looks at (9,301 for the
+/// Byte scans only: `--check` asks it of every output it looks at (9,301 for the
 /// 3,000-agent pod). A path that passes has only `Component::Normal` components (a
 /// leading `/` would make an empty first name), which the unit test checks.
 pub(crate) fn is_safe_relative(p: &str) -> bool {
