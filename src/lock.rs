@@ -74,7 +74,7 @@ pub(crate) struct LockOutput {
     pub sha256: String,
 }
 
-fn mode_name(mode: SecretMode) -> &'static str {
+pub(crate) fn mode_name(mode: SecretMode) -> &'static str {
     match mode {
         SecretMode::Redact => "redact",
         SecretMode::Inline => "inline",

@@ -58,9 +58,6 @@ struct NewOutput<'a> {
     sha256: Cow<'a, str>,
 }
 
-/// The secrets mode a redacted lock records.
-pub(crate) const REDACTED: &str = "redact";
-
 impl<'a> Known<'a> {
     /// What `old_lock` (what the lock found in `out` said) and its record under `records`
     /// (the records' directory; `None` with `--no-cache`) say of `out`, and what the new
@@ -82,7 +79,7 @@ impl<'a> Known<'a> {
             .0
             .get(LOCK)
             .and_then(|a| Some((serde_json::from_slice::<NewLock<'a>>(&a.bytes).ok()?, record::lock_digest(&a.bytes))));
-        let redacted = lock.as_ref().is_some_and(|(l, _)| l.secrets == REDACTED);
+        let redacted = lock.as_ref().is_some_and(|(l, _)| l.secrets == crate::lock::mode_name(crate::grant::SecretMode::Redact));
         let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
         if !redacted || at.is_none() {
             return empty;

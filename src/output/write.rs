@@ -233,7 +233,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                 digest: super::record::lock_digest(&b),
                 inputs: l.inputs.len(),
                 listed: l.outputs.len(),
-                redacted: l.secrets == super::known::REDACTED,
+                redacted: l.secrets == crate::lock::mode_name(crate::grant::SecretMode::Redact),
                 outputs: l
                     .outputs
                     .into_iter()

@@ -52,24 +52,19 @@ impl InputRoot {
     /// every directory on the way is a directory, not a symlink. The file itself is the
     /// caller's to judge. `false` only means "not shown": `canonicalize` decides then.
     fn plainly_holds(&self, path: &Path) -> bool {
-        let Ok(rest) = path.strip_prefix(&self.real) else { return false };
-        let (Some(dir), Some(_)) = (rest.parent(), rest.file_name()) else { return false };
+        use crate::disk::{Dirs, Found, Kind, inspect_in, is_safe_relative};
         // Spelled as its components (no `.`, `//` or trailing `/`, which `lstat` would
-        // follow through a last symlink).
+        // follow through a last symlink), and below the root by plain names only.
         if path.components().collect::<PathBuf>().as_os_str() != path.as_os_str() {
             return false;
         }
-        let mut at = self.real.clone();
-        for c in dir.components() {
-            let Component::Normal(name) = c else { return false };
-            at.push(name);
-            // Not remembered between inputs: the window in which a directory swapped for
-            // a symlink goes unseen stays what `canonicalize`'s was, one input's read.
-            if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
-                return false;
-            }
-        }
-        true
+        let Some(rest) = path.strip_prefix(&self.real).ok().and_then(Path::to_str).filter(|r| is_safe_relative(r)) else {
+            return false;
+        };
+        // The directories are not remembered between inputs: the window in which one
+        // swapped for a symlink goes unseen stays what `canonicalize`'s was, one read.
+        rest.rsplit_once('/')
+            .is_none_or(|(dir, _)| matches!(inspect_in(&self.real, dir, &mut Dirs::default()), Ok(Found::Other(Kind::Directory))))
     }
 
     /// Whether `path` (absolute) resolves inside the root: its longest existing ancestor
