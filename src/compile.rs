@@ -333,18 +333,10 @@ pub(crate) fn environment(opts: &Options) -> Env {
 }
 
 /// `compile --check` without compiling: replays `out`'s lock against the inputs
-/// (redact mode only), in the environment `env` (see [`environment`]); `untrusted` are
-/// the directories a stat record may not lie in.
-pub(crate) fn replay_lock(
-    committed: crate::lock::Committed,
-    opts: &Options,
-    env: &Env,
-    out: &Path,
-    want: &[&str],
-    untrusted: &[&Path],
-) -> crate::lock::Replay {
+/// (redact mode only), in the environment `env` (see [`environment`]).
+pub(crate) fn replay_lock(committed: crate::lock::Committed, opts: &Options, env: &Env, out: &Path, want: &[&str]) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
-    let with = crate::lock::ReplayWith { records: opts.check_records.as_deref(), untrusted, want };
+    let with = crate::lock::ReplayWith { want };
     crate::lock::replay(committed, out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), &with)
 }
 

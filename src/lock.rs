@@ -11,7 +11,7 @@
 
 use crate::describe::ServiceDescriptor;
 use crate::digest::sha256_hex;
-use crate::disk::{self, Contents};
+use crate::disk;
 use crate::grant::SecretMode;
 use crate::pod::env::Env;
 use crate::source::record::InputEntry;
@@ -178,21 +178,17 @@ pub(crate) enum Replay {
     Unknown,
 }
 
-/// How a replay may use the stat record, and which outputs the caller needs the bytes of.
+/// Which outputs the caller of a replay needs the bytes of.
 #[derive(Default)]
 pub(crate) struct ReplayWith<'a> {
-    /// The directory of stat records (`None`: neither read nor write one).
-    pub records: Option<&'a Path>,
-    /// Directories a record may not lie in (the repository under review).
-    pub untrusted: &'a [&'a Path],
     /// Outputs whose bytes the caller reads (`report.json` under `--strict`).
     pub want: &'a [&'a str],
 }
 
 /// Checks `committed`, the lock in `out` ([`committed`]), against the inputs under
 /// `pod_dir` and `env`, by hashes; a file the stat record (see [`crate::output::record`])
-/// vouches for is not read again. When every file is in sync, the record is rewritten if
-/// anything had to be read.
+/// found with it vouches for is not read again. When every file is in sync, the record is
+/// rewritten if anything had to be read, the lock included.
 pub(crate) fn replay(
     committed: Committed,
     out: &Path,
@@ -204,8 +200,6 @@ pub(crate) fn replay(
 ) -> Replay {
     use crate::output::record::{self, Record, Stamp};
     use crate::source::fs::{ReadError, Seen};
-    // Before anything is looked at: a file changed after this is never vouched for.
-    let time = record::now();
     let mode = settings.mode;
     // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
     // write's staging (a compile finishes it): only a compile can say what differs.
@@ -214,7 +208,7 @@ pub(crate) fn replay(
     if disk::not_a_directory(out).is_some() || leftover {
         return Replay::Unknown;
     }
-    let Committed { lock, digest } = committed;
+    let Committed { lock, digest, time, at, stamp, copied, previous } = committed;
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
         || lock.secrets != mode_name(mode)
@@ -231,11 +225,18 @@ pub(crate) fn replay(
     if lock.inputs.iter().any(|i| i.role == "image" || i.role == crate::skill::operator::FOLDER_ROLE) {
         return Replay::Unknown;
     }
-    let (n_in, n_out) = (lock.inputs.len(), lock.outputs.len());
-    // Never a record inside the tree it vouches for, nor in the repository under review
-    // (whose author would write it), whatever --root says.
-    let at = with.records.and_then(|dir| record::path(dir, out, with.untrusted));
-    let previous = at.as_ref().and_then(|p| record::load(p, &digest, n_in, n_out));
+    // The outputs, from the lock or the record's copy of it.
+    let kept = previous.as_ref().and_then(|r| r.copy_for(&stamp)).filter(|_| copied);
+    let Some(listed) = (match kept {
+        Some(c) => copied_outputs(c),
+        None => Some(lock.outputs.iter().map(|o| Out { path: &o.path, sha256: Sha::Hex(&o.sha256) }).collect()),
+    }) else {
+        return Replay::Unknown;
+    };
+    let (n_in, n_out) = (lock.inputs.len(), listed.len());
+    if previous.as_ref().is_some_and(|r| !r.is_for(&digest, n_in, n_out)) {
+        return Replay::Unknown;
+    }
     let vouches = |i: usize, s: &Stamp, input: bool| {
         previous.as_ref().is_some_and(|r| if input { r.vouches_input(i, s) } else { r.vouches_output(i, s) })
     };
@@ -250,12 +251,12 @@ pub(crate) fn replay(
         let now = match crate::source::fs::read_text_unless(Some(root), &path, &input.path, |m| expected && vouches(i, &Stamp::of(m), true))
         {
             Ok(Seen::Vouched(meta)) => {
-                next.inputs[i] = Some(Stamp::of(&meta));
+                next.set_input(i, Some(Stamp::of(&meta)));
                 continue;
             }
             Ok(Seen::Read(text, meta)) => {
                 rehashed += 1;
-                next.inputs[i] = meta.as_ref().map(Stamp::of);
+                next.set_input(i, meta.as_ref().map(Stamp::of));
                 Some(sha256_hex(text.as_bytes()))
             }
             Err(ReadError::Missing) => None,
@@ -276,7 +277,7 @@ pub(crate) fn replay(
     let chunk = n_out.div_ceil(parts).max(1);
     let look = |first: usize| {
         let last = (first + chunk).min(n_out);
-        outputs_in_sync(out, &lock.outputs[first..last], first, previous.as_ref(), scan, with.want)
+        outputs_in_sync(out, &listed[first..last], first, previous.as_ref(), scan, with.want)
     };
     let seen: Vec<Option<Outputs>> = if parts == 1 {
         vec![look(0)]
@@ -293,16 +294,21 @@ pub(crate) fn replay(
     for part in seen {
         let Some(part) = part else { return Replay::Unknown };
         for (k, stamp) in part.stamps.into_iter().enumerate() {
-            next.outputs[at_output + k] = stamp;
+            next.set_output(at_output + k, stamp);
         }
         at_output += chunk;
         rehashed += part.rehashed;
         outputs.extend(part.bytes);
     }
     if let Some(at) = at
-        && (rehashed > 0 || previous.is_none())
+        && (rehashed > 0 || !copied)
     {
+        let head = Lock { outputs: Vec::new(), ..lock };
+        if let Some(c) = copy(&head, &listed) {
+            next.set_copy(stamp, &c);
+        }
         record::store(&at, &next);
+        return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed };
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
 }
@@ -319,7 +325,7 @@ struct Outputs {
 /// unless `scan` (every output is wanted) or `want` names it.
 fn outputs_in_sync(
     out: &Path,
-    outputs: &[LockOutput],
+    outputs: &[Out],
     first: usize,
     previous: Option<&crate::output::record::Record>,
     scan: bool,
@@ -330,49 +336,161 @@ fn outputs_in_sync(
     // Every directory on the way is entered without following it, as reads do.
     let mut walk = disk::Walk::new(out).ok()?;
     for (k, o) in outputs.iter().enumerate() {
-        if !disk::is_safe_relative(&o.path) {
+        if !disk::is_safe_relative(o.path) {
             return None;
         }
-        let now = Stamp::of_stat(&walk.stat(&o.path)?);
+        let now = Stamp::of_stat(&walk.stat(o.path)?);
         let vouched = previous.is_some_and(|r| r.vouches_output(first + k, &now));
-        let wanted = scan || want.contains(&o.path.as_str());
+        let wanted = scan || want.contains(&o.path);
         if vouched && !wanted {
             seen.stamps.push(Some(now));
             continue;
         }
-        let (bytes, st) = walk.read(&o.path, disk::MAX_OUTPUT)?;
+        let (bytes, st) = walk.read(o.path, disk::MAX_OUTPUT)?;
         let read = Stamp::of_stat(&st);
         // Vouched bytes need no hash, if what was read is the file that was vouched for.
         if !(vouched && read == now) {
             seen.rehashed += 1;
-            if sha256_hex(&bytes) != o.sha256 {
+            if !o.sha256.is_of(&bytes) {
                 return None;
             }
         }
         seen.stamps.push(Some(read));
         if wanted {
-            seen.bytes.insert(o.path.clone(), bytes);
+            seen.bytes.insert(o.path.to_string(), bytes);
         }
     }
     Some(seen)
 }
 
-/// A committed lock as `--check` reads it, once: parsed, and the SHA-256 of its bytes
-/// (what a stat record is bound to).
+/// A committed lock as `--check` reads it, once, with the stat record found for it.
 pub(crate) struct Committed {
     pub lock: Lock,
+    /// The SHA-256 of its bytes (what a stat record is bound to).
     digest: [u8; 32],
+    /// Read from the clock before the lock was looked at (the next record's time).
+    time: crate::output::record::Time,
+    /// Where its record is kept (`None`: no record is read or written).
+    at: Option<std::path::PathBuf>,
+    /// Its `fstat` when it was looked at.
+    stamp: crate::output::record::Stamp,
+    /// Decoded from the record's copy, the lock itself not read.
+    copied: bool,
+    /// The record bound to it.
+    previous: Option<crate::output::record::Record>,
 }
 
 /// The lock committed in `out`, read as `--check` reads it (never through a symlink,
-/// bounded); `None` when there is none or it does not parse.
-pub(crate) fn committed(out: &Path) -> Option<Committed> {
+/// bounded); `None` when there is none or it does not parse. With `records` (the stat
+/// records' directory), the record of `out` is found too, never inside `out` nor any of
+/// `untrusted` (the repository under review, whose author would write it), whatever
+/// `--root` says; when the record vouches for the lock's stamp, the lock is decoded from
+/// its copy instead of read, hashed and parsed.
+pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path]) -> Option<Committed> {
+    use crate::output::record::{self, Stamp};
+    use std::io::Read;
     if disk::not_a_directory(out).is_some() {
         return None;
     }
-    let Ok(Contents::Bytes(text)) = disk::read(out, LOCK, disk::MAX_BOOKKEEPING) else { return None };
+    // Before anything is looked at: a file changed after this is never vouched for.
+    let time = record::now();
+    let file = disk::open(&out.join(LOCK), false).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > disk::MAX_BOOKKEEPING {
+        return None;
+    }
+    let stamp = Stamp::of(&meta);
+    let at = records.and_then(|dir| record::path(dir, out, untrusted));
+    let previous = at.as_ref().and_then(|p| record::load_any(p));
+    if let Some(r) = &previous
+        && let Some((lock, _)) = r.copy_for(&stamp).and_then(copied_head)
+        && r.is_for(&r.lock(), lock.inputs.len(), r.outputs())
+    {
+        return Some(Committed { digest: r.lock(), lock, time, at, stamp, copied: true, previous });
+    }
+    let mut text = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
+    (&file).take(disk::MAX_BOOKKEEPING + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > disk::MAX_BOOKKEEPING {
+        return None;
+    }
     let lock = serde_json::from_slice::<Lock>(&text).ok()?;
-    Some(Committed { lock, digest: crate::output::record::lock_digest(&text) })
+    let digest = record::lock_digest(&text);
+    let previous = previous.filter(|r| r.is_for(&digest, lock.inputs.len(), lock.outputs.len()));
+    Some(Committed { lock, digest, time, at, stamp, copied: false, previous })
+}
+
+/// An output of the lock as a replay looks at it, borrowed from the parsed lock or from
+/// the record's copy of it (no string is copied for 9,301 outputs).
+struct Out<'a> {
+    path: &'a str,
+    sha256: Sha<'a>,
+}
+
+/// A SHA-256 as the lock spells it (hex) or as the copy keeps it (its bytes).
+enum Sha<'a> {
+    Hex(&'a str),
+    Raw(&'a [u8; 32]),
+}
+
+impl Sha<'_> {
+    fn is_of(&self, bytes: &[u8]) -> bool {
+        match self {
+            Sha::Hex(hex) => sha256_hex(bytes) == *hex,
+            Sha::Raw(raw) => crate::output::record::lock_digest(bytes) == **raw,
+        }
+    }
+
+    fn bytes(&self) -> Option<[u8; 32]> {
+        match self {
+            Sha::Hex(hex) => {
+                let mut b = [0; 32];
+                hex::decode_to_slice(hex, &mut b).ok().map(|()| b)
+            }
+            Sha::Raw(raw) => Some(**raw),
+        }
+    }
+}
+
+/// What a stat record keeps of a lock for the next check, which decodes it instead of
+/// the lock: `head` (the lock, its outputs left out) as JSON, then the outputs' count,
+/// then each output as a two-byte length, its path and the 32 bytes of its SHA-256. `None`
+/// when an output does not fit that.
+fn copy(head: &Lock, outputs: &[Out]) -> Option<Vec<u8>> {
+    let json = serde_json::to_vec(head).ok()?;
+    let mut b = Vec::with_capacity(8 + json.len() + outputs.iter().map(|o| 34 + o.path.len()).sum::<usize>());
+    b.extend_from_slice(&u32::try_from(json.len()).ok()?.to_le_bytes());
+    b.extend_from_slice(&json);
+    b.extend_from_slice(&u32::try_from(outputs.len()).ok()?.to_le_bytes());
+    for o in outputs {
+        b.extend_from_slice(&u16::try_from(o.path.len()).ok()?.to_le_bytes());
+        b.extend_from_slice(o.path.as_bytes());
+        b.extend_from_slice(&o.sha256.bytes()?);
+    }
+    Some(b)
+}
+
+/// The head of the lock [`copy`] kept (outputs empty), and the outputs' part of `b`.
+fn copied_head(b: &[u8]) -> Option<(Lock, &[u8])> {
+    let (len, rest) = b.split_first_chunk::<4>()?;
+    let (json, rest) = rest.split_at_checked(u32::from_le_bytes(*len) as usize)?;
+    let head = serde_json::from_slice::<Lock>(json).ok().filter(|l| l.outputs.is_empty())?;
+    Some((head, rest))
+}
+
+/// The outputs [`copy`] kept, if the copy `b` is whole.
+fn copied_outputs(b: &[u8]) -> Option<Vec<Out<'_>>> {
+    let (_, rest) = copied_head(b)?;
+    let (n, mut rest) = rest.split_first_chunk::<4>()?;
+    let n = u32::from_le_bytes(*n) as usize;
+    let mut outputs = Vec::with_capacity(n.min(rest.len() / 34));
+    for _ in 0..n {
+        let (len, r) = rest.split_first_chunk::<2>()?;
+        let (path, r) = r.split_at_checked(u16::from_le_bytes(*len) as usize)?;
+        let (hash, r) = r.split_first_chunk::<32>()?;
+        outputs.push(Out { path: std::str::from_utf8(path).ok()?, sha256: Sha::Raw(hash) });
+        rest = r;
+    }
+    rest.is_empty().then_some(outputs)
 }
 
 /// The image sources `lock` records, for `--check` when no flag, variable or file names
@@ -400,4 +518,52 @@ pub(crate) fn recorded_images(lock: &Lock, pod_dir: &Path, root: &crate::source:
             other => Some(other),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head() -> Lock {
+        let env = LockEnv { keys: vec!["A".into()], sha256: "e".repeat(64), secret_keys: vec![] };
+        Lock {
+            version: VERSION,
+            clawc: "0".into(),
+            secrets: "redact".into(),
+            images: "none".into(),
+            image_sources: vec![],
+            descriptors: BTreeMap::new(),
+            runners: BTreeMap::from([("bot".into(), "claude-code".into())]),
+            inputs: vec![LockInput { path: "claw-pod.yml".into(), role: "pod".into(), service: None, origin: None, sha256: None }],
+            env,
+            outputs: vec![],
+        }
+    }
+
+    #[test]
+    fn the_copy_a_record_keeps_decodes_to_the_same_lock() {
+        let outputs = [("a/tools.json", "0f".repeat(32)), ("é/b", "a1".repeat(32))];
+        let outs: Vec<Out> = outputs.iter().map(|(p, h)| Out { path: p, sha256: Sha::Hex(h) }).collect();
+        let kept = copy(&head(), &outs).unwrap();
+        assert_eq!(copied_head(&kept).unwrap().0, head());
+        let back = copied_outputs(&kept).unwrap();
+        assert_eq!(back.iter().map(|o| o.path).collect::<Vec<_>>(), ["a/tools.json", "é/b"]);
+        for (o, (_, hex)) in back.iter().zip(&outputs) {
+            assert_eq!(o.sha256.bytes().map(hex::encode).as_ref(), Some(hex));
+        }
+        // Raw and hex spellings judge bytes alike.
+        let digest = sha256_hex(b"x");
+        let raw = Sha::Hex(&digest).bytes().unwrap();
+        assert!(Sha::Raw(&raw).is_of(b"x") && Sha::Hex(&digest).is_of(b"x") && !Sha::Raw(&raw).is_of(b"y"));
+        // Anything but a whole copy decodes to nothing.
+        for n in [0, 3, 10, kept.len() - 1] {
+            assert!(copied_outputs(&kept[..n]).is_none(), "cut at {n}");
+        }
+        assert!(copied_outputs(&[kept.as_slice(), b"x"].concat()).is_none(), "a byte more");
+        // A hash that is not 64 hex digits, or a path too long for its length, is not kept.
+        let bad = [Out { path: "a", sha256: Sha::Hex("xyz") }];
+        assert!(copy(&head(), &bad).is_none());
+        let long = "a".repeat(70_000);
+        assert!(copy(&head(), &[Out { path: &long, sha256: Sha::Hex(&digest) }]).is_none());
+    }
 }

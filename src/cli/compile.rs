@@ -98,11 +98,11 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     let untrusted = [repo.path()];
     if args.check {
         // The committed lock is read once: for its image sources here, and for the replay.
-        let committed = crate::lock::committed(&out);
+        let committed = crate::lock::committed(&out, opts.check_records.as_deref(), &untrusted);
         if let Some(c) = &committed {
             recorded_images(&mut settings, &mut opts, &c.lock);
         }
-        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out, &untrusted)) {
+        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out)) {
             return code;
         }
     }
@@ -275,12 +275,10 @@ fn check_from_lock(
     settings: &config::Effective,
     opts: &Options,
     out: &Path,
-    untrusted: &[&Path],
 ) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
-    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } =
-        crate::compile::replay_lock(committed, opts, &env, out, want, untrusted)
+    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(committed, opts, &env, out, want)
     else {
         return None;
     };

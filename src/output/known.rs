@@ -133,8 +133,8 @@ impl<'a> Known<'a> {
                 })
                 .collect::<Vec<_>>()
         });
-        for (slot, stamp) in next.outputs.iter_mut().zip(looks.into_iter().flatten()) {
-            *slot = stamp;
+        for (i, stamp) in looks.into_iter().flatten().enumerate() {
+            next.set_output(i, stamp);
         }
         record::store(at, &next);
     }

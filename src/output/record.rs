@@ -2,6 +2,11 @@
 //! to what `clawc.lock` records, so that the next check re-reads only the files whose
 //! metadata changed (git's index does the same for `git status`).
 //!
+//! It also keeps the lock's own stamp and a copy of what a check reads of the lock (see
+//! [`crate::lock::copy`]): a check whose lock the record vouches for neither reads, hashes
+//! nor parses it (1.4 MB of JSON for the 3,000-agent pod), as git reads its index and not
+//! the objects.
+//!
 //! It lives outside the tree, in the user's cache directory
 //! (`<cache>/check/v1/<SHA-256 of the canonical --out path>`), because `clawc.lock` is
 //! committed and must be the same bytes on every machine, and because the committed tree
@@ -23,15 +28,20 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
-const MAGIC: &[u8; 16] = b"clawc-statrec-1\n";
-/// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the two counts.
-const HEADER: usize = 16 + 32 + 16 + 8;
+const MAGIC: &[u8; 16] = b"clawc-statrec-2\n";
+/// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the two counts,
+/// the length of the lock's copy.
+const HEADER: usize = 16 + 32 + 16 + 8 + 4;
 /// A tag byte (0: nothing recorded, 1: a stamp) and the stamp's seven numbers.
 const ENTRY: usize = 1 + 7 * 8;
-/// SHA-256 of everything before it (a torn or garbled file is ignored, not misread).
-const TRAILER: usize = 32;
+/// CRC-32 of everything before it: a torn or garbled file is ignored, not misread. (The
+/// record is written only by clawc, by rename, in the user's cache: a checksum against
+/// accidents is enough, and over a megabyte it costs a tenth of a SHA-256.)
+const TRAILER: usize = 4;
 /// Most entries a record holds (its size is checked before it is read).
 const MAX_ENTRIES: usize = 4 << 20;
+/// The largest copy of a lock a record holds (a lock is at most this size too).
+const MAX_COPY: usize = crate::disk::MAX_BOOKKEEPING as usize;
 
 /// A time as the file system records it: seconds and nanoseconds since the epoch.
 pub(crate) type Time = (i64, i64);
@@ -88,101 +98,157 @@ pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
-/// The stamps of one lock's inputs and outputs, in the lock's order.
+/// The stamps of one lock's inputs and outputs, in the lock's order, and the lock's copy.
+///
+/// Kept as the bytes of its file (less the checksum), read in place: a check of the
+/// 3,000-agent pod looks up 9,702 stamps and decodes none it does not compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
-    lock: [u8; 32],
-    time: Time,
-    pub inputs: Vec<Option<Stamp>>,
-    pub outputs: Vec<Option<Stamp>>,
+    /// Header, `inputs + outputs + 1` entries (the last one the lock's), the copy.
+    buf: Vec<u8>,
+    inputs: usize,
+    outputs: usize,
 }
 
 impl Record {
     /// An empty record for the lock `lock` (its digest), stamped `time` (taken with [`now`]
     /// before anything was looked at).
     pub(crate) fn new(lock: [u8; 32], time: Time, inputs: usize, outputs: usize) -> Record {
-        Record { lock, time, inputs: vec![None; inputs], outputs: vec![None; outputs] }
+        let mut buf = Vec::with_capacity(HEADER + (inputs + outputs + 1) * ENTRY);
+        buf.extend_from_slice(MAGIC);
+        buf.extend_from_slice(&lock);
+        buf.extend_from_slice(&time.0.to_le_bytes());
+        buf.extend_from_slice(&time.1.to_le_bytes());
+        buf.extend_from_slice(&(inputs as u32).to_le_bytes());
+        buf.extend_from_slice(&(outputs as u32).to_le_bytes());
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.resize(HEADER + (inputs + outputs + 1) * ENTRY, 0);
+        Record { buf, inputs, outputs }
+    }
+
+    /// The SHA-256 of the lock this record is bound to.
+    pub(crate) fn lock(&self) -> [u8; 32] {
+        self.buf[16..48].try_into().expect("32 bytes")
+    }
+
+    fn time(&self) -> Time {
+        (self.i64_at(48), self.i64_at(56))
+    }
+
+    fn i64_at(&self, at: usize) -> i64 {
+        i64::from_le_bytes(self.buf[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    /// How many outputs it has stamps for.
+    pub(crate) fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// Whether this is the record of a lock with that digest and these counts.
+    pub(crate) fn is_for(&self, lock: &[u8; 32], inputs: usize, outputs: usize) -> bool {
+        self.lock() == *lock && self.inputs == inputs && self.outputs == outputs
     }
 
     pub(crate) fn vouches_input(&self, i: usize, now: &Stamp) -> bool {
-        self.vouches(self.inputs.get(i), now)
+        i < self.inputs && self.vouches(i, now)
     }
 
     pub(crate) fn vouches_output(&self, i: usize, now: &Stamp) -> bool {
-        self.vouches(self.outputs.get(i), now)
+        i < self.outputs && self.vouches(self.inputs + i, now)
     }
 
-    fn vouches(&self, recorded: Option<&Option<Stamp>>, now: &Stamp) -> bool {
-        matches!(recorded, Some(Some(r)) if r == now && !r.racy(self.time))
+    pub(crate) fn set_input(&mut self, i: usize, stamp: Option<Stamp>) {
+        if i < self.inputs {
+            self.set(i, stamp);
+        }
+    }
+
+    pub(crate) fn set_output(&mut self, i: usize, stamp: Option<Stamp>) {
+        if i < self.outputs {
+            self.set(self.inputs + i, stamp);
+        }
+    }
+
+    /// The copy of the lock, if the lock now stamped `now` is the one it was made from.
+    pub(crate) fn copy_for(&self, now: &Stamp) -> Option<&[u8]> {
+        let lock = self.inputs + self.outputs;
+        let at = HEADER + (lock + 1) * ENTRY;
+        (self.buf.len() > at && self.vouches(lock, now)).then(|| &self.buf[at..])
+    }
+
+    /// Keeps `copy` of the lock stamped `stamp` (replacing any).
+    pub(crate) fn set_copy(&mut self, stamp: Stamp, copy: &[u8]) {
+        let lock = self.inputs + self.outputs;
+        self.set(lock, Some(stamp));
+        self.buf.truncate(HEADER + (lock + 1) * ENTRY);
+        self.buf.extend_from_slice(copy);
+        self.buf[72..76].copy_from_slice(&(copy.len() as u32).to_le_bytes());
+    }
+
+    fn vouches(&self, entry: usize, now: &Stamp) -> bool {
+        matches!(self.entry(entry), Some(r) if r == *now && !r.racy(self.time()))
+    }
+
+    fn entry(&self, n: usize) -> Option<Stamp> {
+        let at = HEADER + n * ENTRY;
+        let u = |k: usize| u64::from_le_bytes(self.buf[at + k..at + k + 8].try_into().expect("8 bytes"));
+        let i = |k: usize| u(k).cast_signed();
+        (self.buf[at] == 1).then(|| Stamp { dev: u(1), ino: u(9), size: u(17), mtime: (i(25), i(33)), ctime: (i(41), i(49)) })
+    }
+
+    fn set(&mut self, n: usize, stamp: Option<Stamp>) {
+        let at = HEADER + n * ENTRY;
+        let e = &mut self.buf[at..at + ENTRY];
+        e.fill(0);
+        if let Some(s) = stamp {
+            e[0] = 1;
+            let numbers = [s.dev, s.ino, s.size, s.mtime.0 as u64, s.mtime.1 as u64, s.ctime.0 as u64, s.ctime.1 as u64];
+            for (k, n) in numbers.iter().enumerate() {
+                e[1 + k * 8..9 + k * 8].copy_from_slice(&n.to_le_bytes());
+            }
+        }
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(HEADER + (self.inputs.len() + self.outputs.len()) * ENTRY + TRAILER);
-        b.extend_from_slice(MAGIC);
-        b.extend_from_slice(&self.lock);
-        b.extend_from_slice(&self.time.0.to_le_bytes());
-        b.extend_from_slice(&self.time.1.to_le_bytes());
-        b.extend_from_slice(&(self.inputs.len() as u32).to_le_bytes());
-        b.extend_from_slice(&(self.outputs.len() as u32).to_le_bytes());
-        for e in self.inputs.iter().chain(&self.outputs) {
-            match e {
-                None => b.extend_from_slice(&[0; ENTRY]),
-                Some(s) => {
-                    b.push(1);
-                    for n in [s.dev, s.ino, s.size] {
-                        b.extend_from_slice(&n.to_le_bytes());
-                    }
-                    for n in [s.mtime.0, s.mtime.1, s.ctime.0, s.ctime.1] {
-                        b.extend_from_slice(&n.to_le_bytes());
-                    }
-                }
-            }
-        }
-        let sum = Sha256::digest(&b);
-        b.extend_from_slice(&sum);
+        let mut b = Vec::with_capacity(self.buf.len() + TRAILER);
+        b.extend_from_slice(&self.buf);
+        b.extend_from_slice(&crc32fast::hash(&self.buf).to_le_bytes());
         b
     }
 
-    /// The record in `b` if it is whole and is for the lock `lock` with these counts.
-    fn decode(b: &[u8], lock: &[u8; 32], inputs: usize, outputs: usize) -> Option<Record> {
-        if b.len() != size(inputs, outputs)? || &b[..16] != MAGIC || &b[16..48] != lock {
+    /// The record in `b` if it is whole: its size agrees with its counts, its checksum
+    /// with its bytes, and every entry's tag is 0 or 1.
+    fn decode(mut b: Vec<u8>) -> Option<Record> {
+        if b.len() < HEADER + ENTRY + TRAILER || &b[..16] != MAGIC {
+            return None;
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let (inputs, outputs, copy) = (u32_at(64), u32_at(68), u32_at(72));
+        if b.len() != size(inputs, outputs, copy)? {
             return None;
         }
         let (body, sum) = b.split_at(b.len() - TRAILER);
-        if Sha256::digest(body)[..] != *sum {
+        if crc32fast::hash(body).to_le_bytes() != *sum {
             return None;
         }
-        let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        let i = |at: usize| u(at).cast_signed();
-        let time = (i(48), i(56));
-        let counts = (u32::from_le_bytes(b[64..68].try_into().ok()?), u32::from_le_bytes(b[68..72].try_into().ok()?));
-        if counts != (u32::try_from(inputs).ok()?, u32::try_from(outputs).ok()?) {
+        if (0..=inputs + outputs).any(|n| b[HEADER + n * ENTRY] > 1) {
             return None;
         }
-        let mut entries = Vec::with_capacity(inputs + outputs);
-        for n in 0..inputs + outputs {
-            let at = HEADER + n * ENTRY;
-            entries.push(match b[at] {
-                0 => None,
-                1 => Some(Stamp {
-                    dev: u(at + 1),
-                    ino: u(at + 9),
-                    size: u(at + 17),
-                    mtime: (i(at + 25), i(at + 33)),
-                    ctime: (i(at + 41), i(at + 49)),
-                }),
-                _ => return None,
-            });
-        }
-        let outputs = entries.split_off(inputs);
-        Some(Record { lock: *lock, time, inputs: entries, outputs })
+        b.truncate(b.len() - TRAILER);
+        Some(Record { buf: b, inputs, outputs })
     }
 }
 
-/// The size of a record with these counts (`None`: more than a record may hold).
-fn size(inputs: usize, outputs: usize) -> Option<usize> {
+/// The size of a record with these counts and a copy of that length (`None`: more than a
+/// record may hold).
+fn size(inputs: usize, outputs: usize, copy: usize) -> Option<usize> {
     let n = inputs.checked_add(outputs).filter(|n| *n <= MAX_ENTRIES)?;
-    Some(HEADER + n * ENTRY + TRAILER)
+    (copy <= MAX_COPY).then_some(HEADER + (n + 1) * ENTRY + copy + TRAILER)
+}
+
+/// The largest record there may be.
+fn max_size() -> usize {
+    HEADER + (MAX_ENTRIES + 1) * ENTRY + MAX_COPY + TRAILER
 }
 
 /// Where the record of the tree in `out` is kept under `dir` (the records' directory of
@@ -215,19 +281,24 @@ fn resolved(dir: &Path) -> Option<PathBuf> {
     }
 }
 
-/// The record at `path` for the lock whose digest is `lock`, if there is a whole one. Read
-/// without following a symlink, only if it is a regular file of exactly the size such a
-/// record has.
+/// The record at `path` for the lock whose digest is `lock`, with these counts, if there
+/// is a whole one.
 pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) -> Option<Record> {
-    let want = size(inputs, outputs)?;
+    load_any(path).filter(|r| r.is_for(lock, inputs, outputs))
+}
+
+/// The record at `path`, whichever lock it is for, if there is a whole one. Read without
+/// following a symlink, only if it is a regular file no larger than a record may be.
+pub(crate) fn load_any(path: &Path) -> Option<Record> {
     let file = crate::disk::open(path, false).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() != want as u64 {
+    let len = usize::try_from(meta.len()).ok()?;
+    if !meta.is_file() || len > max_size() {
         return None;
     }
-    let mut b = Vec::with_capacity(want);
-    (&file).take(want as u64 + 1).read_to_end(&mut b).ok()?;
-    Record::decode(&b, lock, inputs, outputs)
+    let mut b = Vec::with_capacity(len);
+    (&file).take(len as u64 + 1).read_to_end(&mut b).ok()?;
+    Record::decode(b)
 }
 
 /// Writes `record` to `path` atomically (a temporary file beside it, renamed over it;
@@ -256,9 +327,10 @@ mod tests {
 
     fn record() -> Record {
         let mut r = Record::new([3; 32], (200, 0), 2, 3);
-        r.inputs[0] = Some(stamp(1));
-        r.outputs[1] = Some(stamp(2));
-        r.outputs[2] = Some(Stamp { mtime: (-1, 999_999_999), ..stamp(3) });
+        r.set_input(0, Some(stamp(1)));
+        r.set_output(1, Some(stamp(2)));
+        r.set_output(2, Some(Stamp { mtime: (-1, 999_999_999), ..stamp(3) }));
+        r.set_copy(stamp(4), b"lock");
         r
     }
 
@@ -266,17 +338,44 @@ mod tests {
     fn round_trip_and_binding() {
         let r = record();
         let b = r.encode();
-        assert_eq!(b.len(), size(2, 3).unwrap());
-        assert_eq!(Record::decode(&b, &[3; 32], 2, 3), Some(r));
-        assert_eq!(Record::decode(&b, &[4; 32], 2, 3), None, "another lock");
-        assert_eq!(Record::decode(&b, &[3; 32], 3, 2), None, "other counts");
-        assert_eq!(Record::decode(&b[..b.len() - 1], &[3; 32], 2, 3), None, "truncated");
-        for at in [0, 20, 50, 70, HEADER, HEADER + 3, b.len() - 1] {
+        assert_eq!(b.len(), size(2, 3, 4).unwrap());
+        let back = Record::decode(b.clone()).unwrap();
+        assert_eq!(back, r);
+        assert!(back.is_for(&[3; 32], 2, 3));
+        assert!(!back.is_for(&[4; 32], 2, 3), "another lock");
+        assert!(!back.is_for(&[3; 32], 3, 2), "other counts");
+        assert_eq!(Record::decode(b[..b.len() - 1].to_vec()), None, "truncated");
+        for at in [0, 20, 50, 70, 74, 80, HEADER, HEADER + 3, b.len() - 6, b.len() - 1] {
             let mut bad = b.clone();
             bad[at] ^= 1;
-            assert_eq!(Record::decode(&bad, &[3; 32], 2, 3), None, "a flipped bit at {at}");
+            assert_eq!(Record::decode(bad), None, "a flipped bit at {at}");
         }
-        assert_eq!(Record::decode(&[0; 300], &[3; 32], 2, 3), None);
+        assert_eq!(Record::decode(vec![0; 400]), None);
+        let mut bare = Record::new([3; 32], (200, 0), 2, 3);
+        bare.set_output(2, Some(stamp(9)));
+        assert_eq!(Record::decode(bare.encode()), Some(bare.clone()), "no copy");
+        assert_eq!(bare.copy_for(&stamp(4)), None);
+        let mut tagged = bare.encode();
+        tagged[HEADER + 4 * ENTRY] = 2;
+        let n = tagged.len() - TRAILER;
+        let sum = crc32fast::hash(&tagged[..n]).to_le_bytes();
+        tagged[n..].copy_from_slice(&sum);
+        assert_eq!(Record::decode(tagged), None, "an unknown tag");
+    }
+
+    #[test]
+    fn the_copy_only_for_the_same_older_lock() {
+        let r = record();
+        assert_eq!(r.copy_for(&stamp(4)), Some(&b"lock"[..]));
+        assert_eq!(r.copy_for(&Stamp { size: 11, ..stamp(4) }), None, "the lock changed");
+        assert_eq!(r.copy_for(&stamp(5)), None, "another file");
+        let mut racy = Record::new([3; 32], (100, 9), 2, 3);
+        racy.set_copy(stamp(4), b"lock");
+        assert_eq!(racy.copy_for(&stamp(4)), None, "changed in the record's tick");
+        let mut replaced = record();
+        replaced.set_copy(stamp(5), b"other");
+        assert_eq!(replaced.copy_for(&stamp(5)), Some(&b"other"[..]));
+        assert_eq!(Record::decode(replaced.encode()), Some(replaced));
     }
 
     #[test]
@@ -298,10 +397,10 @@ mod tests {
         assert!(r.vouches_output(1, &stamp(2)));
         // Racy: changed at or after the record's time.
         let mut late = Record::new([3; 32], (100, 9), 0, 1);
-        late.outputs[0] = Some(stamp(2));
+        late.set_output(0, Some(stamp(2)));
         assert!(!late.vouches_output(0, &stamp(2)), "ctime equal to the record's time");
         let mut future = Record::new([3; 32], (200, 0), 0, 1);
-        future.outputs[0] = Some(Stamp { mtime: (300, 0), ..stamp(2) });
+        future.set_output(0, Some(Stamp { mtime: (300, 0), ..stamp(2) }));
         assert!(!future.vouches_output(0, &Stamp { mtime: (300, 0), ..stamp(2) }), "mtime after the record's time");
     }
 
@@ -321,6 +420,7 @@ mod tests {
         store(&p, &r);
         assert_eq!(load(&p, &[3; 32], 2, 3), Some(r.clone()));
         assert_eq!(load(&p, &[3; 32], 2, 4), None);
+        assert_eq!(load_any(&p), Some(r.clone()));
         // A symlink where the record goes is neither read through nor written through.
         let target = dir.path().join("elsewhere");
         std::fs::write(&target, r.encode()).unwrap();

@@ -444,6 +444,35 @@ fn a_file_replaced_by_another_inode_is_caught() {
     assert!(doc["files"].as_array().unwrap().iter().all(|f| f["found"] == "a symlink at `context`"), "{doc}");
 }
 
+/// The record keeps a copy of the lock, so a check whose lock is unchanged neither reads,
+/// hashes nor parses it; a lock changed in any way (here one output's hash, its size and
+/// mtime kept) is read again.
+#[test]
+fn the_records_copy_never_hides_an_edited_lock() {
+    let (pod, cache) = recorded();
+    check_cached(&pod, cache.path(), &[]);
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
+    let [record] = records(cache.path()).try_into().unwrap();
+    let kept = std::fs::read(&record).unwrap();
+    let name = b"context/bot/tools.json";
+    assert!(kept.windows(name.len()).any(|w| w == name), "the record holds the lock's outputs");
+    let lock = pod.path("out/clawc.lock");
+    let (text, mtime) = (pod.read("out/clawc.lock"), std::fs::metadata(&lock).unwrap().modified().unwrap());
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let hash = doc["outputs"][0]["sha256"].as_str().unwrap();
+    let other: String = hash.chars().map(|c| if c == '0' { '1' } else { '0' }).collect();
+    std::fs::write(&lock, text.replacen(hash, &other, 1)).unwrap();
+    std::fs::File::options().write(true).open(&lock).unwrap().set_modified(mtime).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let (code, status, by, _) = check_cached(&pod, cache.path(), &[]);
+    assert_eq!((code, status.as_str(), by.as_str()), (1, "drift", "compile"), "the edited lock was not read");
+    // Put back (another ctime): read and hashed again, in sync, and copied for the next.
+    std::fs::write(&lock, &text).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
+}
+
 #[test]
 fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
     let (pod, cache) = recorded();
