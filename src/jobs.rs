@@ -12,6 +12,22 @@ use std::num::NonZeroUsize;
 /// inserting paths into the tree, the journal) dominate.
 pub(crate) const MAX_DEFAULT: usize = 8;
 
+/// The CPUs this process may run on (its affinity mask), at least 1. Unlike
+/// [`std::thread::available_parallelism`] it does not read the cgroup's CPU quota (three
+/// files, a tenth of a millisecond or more): for `--check`'s few `lstat` threads, which are
+/// capped anyway, the quota changes nothing worth a no-op check's time.
+pub(crate) fn cores() -> usize {
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; the call only
+    // writes into it, and CPU_COUNT only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0 {
+            return 1;
+        }
+        usize::try_from(libc::CPU_COUNT(&set)).unwrap_or(1).max(1)
+    }
+}
+
 /// How many threads: `requested` when not 0, else the CPUs this process may use, at most
 /// [`MAX_DEFAULT`].
 pub(crate) fn threads(requested: usize) -> usize {

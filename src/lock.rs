@@ -198,8 +198,7 @@ pub(crate) fn replay(
     settings: &Settings,
     with: &ReplayWith,
 ) -> Replay {
-    use crate::output::record::{self, Record, Stamp};
-    use crate::source::fs::{ReadError, Seen};
+    use crate::output::record::{self, Record};
     let mode = settings.mode;
     // A symlinked --out, an older clawc's manifest (a compile deletes it) or a killed
     // write's staging (a compile finishes it): only a compile can say what differs.
@@ -237,58 +236,40 @@ pub(crate) fn replay(
     if previous.as_ref().is_some_and(|r| !r.is_for(&digest, n_in, n_out)) {
         return Replay::Unknown;
     }
-    let vouches = |i: usize, s: &Stamp, input: bool| {
-        previous.as_ref().is_some_and(|r| if input { r.vouches_input(i, s) } else { r.vouches_output(i, s) })
-    };
-    let mut next = Record::new(digest, time, n_in, n_out);
-    let mut rehashed = 0;
-    for (i, input) in lock.inputs.iter().enumerate() {
-        // The lock is untrusted too: its paths are read as inputs are (confined, regular,
-        // bounded); anything else means "compile and see". A vouched input is still
-        // resolved inside the root first.
-        let path = crate::source::fs::normalize(&pod_dir.join(&input.path));
-        let expected = input.sha256.is_some();
-        let now = match crate::source::fs::read_text_unless(Some(root), &path, &input.path, |m| expected && vouches(i, &Stamp::of(m), true))
-        {
-            Ok(Seen::Vouched(meta)) => {
-                next.set_input(i, Some(Stamp::of(&meta)));
-                continue;
-            }
-            Ok(Seen::Read(text, meta)) => {
-                rehashed += 1;
-                next.set_input(i, meta.as_ref().map(Stamp::of));
-                Some(sha256_hex(text.as_bytes()))
-            }
-            Err(ReadError::Missing) => None,
-            Err(_) => return Replay::Unknown,
-        };
-        if now != input.sha256 {
-            return Replay::Unknown;
-        }
-    }
     let keys: BTreeSet<String> = lock.env.keys.iter().cloned().collect();
     if env.digest(&keys) != lock.env.sha256 {
         return Replay::Unknown;
     }
+    let mut next = Record::new(digest, time, n_in, n_out);
     // With a token value set, the caller scans every committed output for it.
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
-    // Thousands of outputs are looked at on both cores (each part with its own walk).
-    let parts = if n_out < 1024 { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get().min(4)) };
+    // Thousands of outputs are looked at on every core (each part with its own walk),
+    // while this thread looks at the inputs; an input that differs stops them.
+    let parts = if n_out < 1024 { 1 } else { crate::jobs::cores().min(4) };
     let chunk = n_out.div_ceil(parts).max(1);
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let look = |first: usize| {
         let last = (first + chunk).min(n_out);
-        outputs_in_sync(out, &listed[first..last], first, previous.as_ref(), scan, with.want)
+        outputs_in_sync(out, &listed[first..last], first, previous.as_ref(), scan, with.want, &stop)
     };
-    let seen: Vec<Option<Outputs>> = if parts == 1 {
-        vec![look(0)]
+    let inputs = |next: &mut Record| inputs_in_sync(&lock.inputs, pod_dir, root, previous.as_ref(), next);
+    let (inputs, seen): (Option<usize>, Vec<Option<Outputs>>) = if parts == 1 {
+        let inputs = inputs(&mut next);
+        (inputs, inputs.map(|_| vec![look(0)]).unwrap_or_default())
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> = (1..parts).map(|p| s.spawn(move || look(p * chunk))).collect();
-            let mut all = vec![look(0)];
-            all.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
-            all
+            let started: Vec<_> =
+                (0..parts).map(|p| std::thread::Builder::new().spawn_scoped(s, move || look(p * chunk)).map_err(|_| p * chunk)).collect();
+            let inputs = inputs(&mut next);
+            if inputs.is_none() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            // A part the system would not start a thread for is looked at here.
+            let seen = started.into_iter().map(|h| h.map_or_else(look, |h| h.join().ok().flatten())).collect();
+            (inputs, seen)
         })
     };
+    let Some(mut rehashed) = inputs else { return Replay::Unknown };
     let mut outputs = BTreeMap::new();
     let mut at_output = 0;
     for part in seen {
@@ -313,6 +294,46 @@ pub(crate) fn replay(
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
 }
 
+/// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one
+/// recorded as absent), stamping each in `next`: the number read and hashed, or `None` at
+/// the first that differs. One `previous` vouches for is not read.
+fn inputs_in_sync(
+    inputs: &[LockInput],
+    pod_dir: &Path,
+    root: &crate::source::fs::InputRoot,
+    previous: Option<&crate::output::record::Record>,
+    next: &mut crate::output::record::Record,
+) -> Option<usize> {
+    use crate::output::record::Stamp;
+    use crate::source::fs::{ReadError, Seen};
+    let mut rehashed = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        // The lock is untrusted too: its paths are read as inputs are (confined, regular,
+        // bounded); anything else means "compile and see". A vouched input is still
+        // resolved inside the root first.
+        let path = crate::source::fs::normalize(&pod_dir.join(&input.path));
+        let expected = input.sha256.is_some();
+        let vouched = |m: &std::fs::Metadata| expected && previous.is_some_and(|r| r.vouches_input(i, &Stamp::of(m)));
+        let now = match crate::source::fs::read_text_unless(Some(root), &path, &input.path, vouched) {
+            Ok(Seen::Vouched(meta)) => {
+                next.set_input(i, Some(Stamp::of(&meta)));
+                continue;
+            }
+            Ok(Seen::Read(text, meta)) => {
+                rehashed += 1;
+                next.set_input(i, meta.as_ref().map(Stamp::of));
+                Some(sha256_hex(text.as_bytes()))
+            }
+            Err(ReadError::Missing) => None,
+            Err(_) => return None,
+        };
+        if now != input.sha256 {
+            return None;
+        }
+    }
+    Some(rehashed)
+}
+
 /// What [`outputs_in_sync`] saw of a run of outputs.
 struct Outputs {
     stamps: Vec<Option<crate::output::record::Stamp>>,
@@ -330,13 +351,14 @@ fn outputs_in_sync(
     previous: Option<&crate::output::record::Record>,
     scan: bool,
     want: &[&str],
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Option<Outputs> {
     use crate::output::record::Stamp;
     let mut seen = Outputs { stamps: Vec::with_capacity(outputs.len()), bytes: BTreeMap::new(), rehashed: 0 };
     // Every directory on the way is entered without following it, as reads do.
     let mut walk = disk::Walk::new(out).ok()?;
     for (k, o) in outputs.iter().enumerate() {
-        if !disk::is_safe_relative(o.path) {
+        if !disk::is_safe_relative(o.path) || stop.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         let now = Stamp::of_stat(&walk.stat(o.path)?);

@@ -520,3 +520,50 @@ fn no_record_is_kept_in_out_or_in_the_repository() {
     }
     assert_eq!(tree(pod.dir.path()), before);
 }
+
+/// A tree of more than 1,024 outputs is looked at on every core while the inputs are
+/// looked at on the calling thread: in sync from the lock, and an input or an output
+/// that differs, in any part, sends the check to the compile.
+#[test]
+fn a_big_tree_is_checked_on_every_core_and_any_difference_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 services × 10 replicas: 1,243 outputs.
+    super::determinism::generate::generate(dir.path(), 40);
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let o = super::harness::clawc()
+            .current_dir(dir.path())
+            .env("CLAWC_IMAGES", "none")
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code().unwrap(), doc)
+    };
+    assert_eq!(run(&["--no-cache"]).0, 0);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let lock: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/clawc.lock")).unwrap()).unwrap();
+    let outputs: Vec<&str> = lock["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert!(outputs.len() > 1024, "{} outputs", outputs.len());
+    let check = || run(&["--check", "--diff", "none"]);
+    let (code, doc) = check();
+    assert_eq!((code, doc["answered_by"].as_str()), (0, Some("lock")), "{doc}");
+    assert_eq!(check().1["rehashed"], 0, "the record vouches for every file");
+    // An output in the last part: drift, found by the compile.
+    let last = dir.path().join("out").join(outputs[outputs.len() - 1]);
+    super::harness::forge(&last, false);
+    let (code, doc) = check();
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
+    assert_eq!(doc["files"][0]["path"], outputs[outputs.len() - 1]);
+    assert_eq!(run(&[]).0, 0);
+    // An input (a descriptor, its bytes changed and its meaning not): only the lock differs.
+    let descriptor = dir.path().join("svc/tools-7/.claw-describe.json");
+    let text = std::fs::read_to_string(&descriptor).unwrap();
+    std::fs::write(&descriptor, format!("{text}\n")).unwrap();
+    let (code, doc) = check();
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
+    let files: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["clawc.lock"]);
+}

@@ -181,7 +181,7 @@ fn replicas_get_their_own_id_even_when_the_pod_holds_the_stand_in() {
 }
 
 #[path = "../../benches/common/generate.rs"]
-mod generate;
+pub(crate) mod generate;
 
 /// Every file under `root` with its permission bits.
 fn tree_with_modes(root: &Path) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
