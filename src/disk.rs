@@ -226,6 +226,35 @@ pub(crate) struct Walk {
     /// The directory of the last path [`Walk::stat`] looked at, every component of which
     /// was `lstat`ed and found a directory.
     checked: String,
+    /// Directories (sorted) whose entries are known unchanged since each was seen to be a
+    /// real directory ([`Walk::trusting`]): their subdirectories are not `lstat`ed.
+    trusted: std::sync::Arc<[String]>,
+}
+
+/// The directories whose entries hold the directories on the way to `files` (paths
+/// [`is_safe_relative`], best in sorted order), outermost first: `""` (the root) and
+/// `context` for `context/<agent>/tools.json`. Their stamps let a check take the
+/// directories below them as real without an `lstat` each (see [`Walk::trusting`]).
+pub(crate) fn parents_of_directories<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut parents = std::collections::BTreeSet::new();
+    let mut last = None;
+    for file in files {
+        let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        if last == Some(dir) {
+            continue;
+        }
+        last = Some(dir);
+        let mut d = dir;
+        // Going up stops at a parent already there: its own parents are too.
+        while !d.is_empty() {
+            let parent = d.rsplit_once('/').map_or("", |(p, _)| p);
+            if !parents.insert(parent) {
+                break;
+            }
+            d = parent;
+        }
+    }
+    parents.into_iter().collect()
 }
 
 impl Walk {
@@ -233,7 +262,24 @@ impl Walk {
     pub(crate) fn new(out: &Path) -> io::Result<Walk> {
         use rustix::fs::{CWD, Mode, OFlags, openat};
         let root = openat(CWD, out, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
-        Ok(Walk { root, open: Vec::new(), checked: String::new() })
+        Ok(Walk { root, open: Vec::new(), checked: String::new(), trusted: std::sync::Arc::new([]) })
+    }
+
+    /// The same walk, taking every directory directly in one of `trusted` (sorted) as
+    /// real without an `lstat`. Only for directories whose entries cannot have changed
+    /// since each was seen real, with every directory above it: a stat record vouches for
+    /// the directory's stamp, and an entry cannot be added, removed, renamed or replaced
+    /// without changing its directory's `mtime` and `ctime` (see `lock::replay`).
+    pub(crate) fn trusting(self, trusted: std::sync::Arc<[String]>) -> Walk {
+        Walk { trusted, ..self }
+    }
+
+    /// The `lstat` of the directory `dir` (a path from the root; `""` is the root) if it is
+    /// a directory, not a symlink to one.
+    pub(crate) fn stat_directory(&self, dir: &str) -> Option<rustix::fs::Stat> {
+        use rustix::fs::{AtFlags, FileType, statat};
+        let st = statat(&self.root, if dir.is_empty() { "." } else { dir }, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then_some(st)
     }
 
     /// The directory holding `rel` (which must be [`is_safe_relative`]) and `rel`'s last
@@ -276,8 +322,13 @@ impl Walk {
         use rustix::fs::{AtFlags, FileType, statat};
         let known = |end: usize| self.checked.len() >= end && self.checked.as_bytes().get(end).is_none_or(|&b| b == b'/');
         let mut ends = dir.match_indices('/').map(|(i, _)| i).chain((!dir.is_empty()).then_some(dir.len()));
+        let trusted = |end: usize| {
+            let parent = dir[..end].rsplit_once('/').map_or("", |(p, _)| p);
+            self.trusted.binary_search_by(|t| t.as_str().cmp(parent)).is_ok()
+        };
         let ok = ends.all(|end| {
             (known(end) && self.checked.as_bytes()[..end] == dir.as_bytes()[..end])
+                || trusted(end)
                 || statat(&self.root, &dir[..end], AtFlags::SYMLINK_NOFOLLOW)
                     .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
         });
@@ -377,6 +428,40 @@ mod tests {
         assert_eq!(walk.stat("context/a/t").unwrap().st_size, 2);
         assert!(walk.stat("context/missing/t").is_none());
         assert!(walk.stat("context/a/skills/x/f").is_some(), "a failed look leaves nothing wrongly checked");
+    }
+
+    #[test]
+    fn the_parents_of_the_directories_on_the_way() {
+        let files = ["clawc.lock", "context/a/t", "context/a/u", "context/b/skills/x/f", "report/a.json", "report.json"];
+        assert_eq!(parents_of_directories(files), ["", "context", "context/b", "context/b/skills"]);
+        assert_eq!(parents_of_directories(["a", "b"]), Vec::<&str>::new(), "files in the root only");
+        let shuffled = ["context/b/skills/x/f", "report/a.json", "context/a/t", "clawc.lock", "context/a/u"];
+        assert_eq!(parents_of_directories(shuffled), ["", "context", "context/b", "context/b/skills"], "any order");
+    }
+
+    /// What `trusting` promises to skip: the `lstat` of a directory directly in a trusted
+    /// one (so only directories whose entries are known unchanged may be trusted), and no
+    /// other.
+    #[test]
+    fn a_trusting_walk_skips_only_the_lstat_of_directories_in_trusted_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        fs::create_dir_all(out.join("context/a/deep")).unwrap();
+        fs::create_dir_all(dir.path().join("elsewhere/deep")).unwrap();
+        fs::write(out.join("context/a/t"), "ok").unwrap();
+        fs::write(dir.path().join("elsewhere/deep/t"), "there").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), out.join("context/b")).unwrap();
+        let mut plain = Walk::new(&out).unwrap();
+        assert!(plain.stat("context/a/t").is_some() && plain.stat("context/b/deep/t").is_none());
+        assert!(plain.stat_directory("context").is_some() && plain.stat_directory("context/b").is_none());
+        assert!(plain.stat_directory("").is_some(), "the root");
+        let trusted: std::sync::Arc<[String]> = vec![String::new(), "context".to_string()].into();
+        let mut trusting = Walk::new(&out).unwrap().trusting(trusted);
+        assert!(trusting.stat("context/a/t").is_some());
+        assert!(trusting.stat("context/b/deep/t").is_some(), "context/b is in a trusted directory: not looked at");
+        let only_root: std::sync::Arc<[String]> = vec![String::new()].into();
+        let mut rooted = Walk::new(&out).unwrap().trusting(only_root);
+        assert!(rooted.stat("context/b/deep/t").is_none(), "context is not trusted: context/b is looked at");
     }
 
     #[test]

@@ -240,7 +240,9 @@ pub(crate) fn replay(
     if env.digest(&keys) != lock.env.sha256 {
         return Replay::Unknown;
     }
-    let mut next = Record::new(digest, time, n_in, n_out);
+    let parents = disk::parents_of_directories(listed.iter().map(|o| o.path).filter(|p| disk::is_safe_relative(p)));
+    let mut next = Record::new(digest, time, n_in, n_out, parents.len());
+    let Some(trusted) = trusted_directories(out, &parents, previous.as_ref(), &mut next) else { return Replay::Unknown };
     // With a token value set, the caller scans every committed output for it.
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
     // Thousands of outputs are looked at on every core (each part with its own walk),
@@ -250,7 +252,8 @@ pub(crate) fn replay(
     let stop = std::sync::atomic::AtomicBool::new(false);
     let look = |first: usize| {
         let last = (first + chunk).min(n_out);
-        outputs_in_sync(out, &listed[first..last], first, previous.as_ref(), scan, with.want, &stop)
+        let walk = disk::Walk::new(out).ok()?.trusting(trusted.clone());
+        outputs_in_sync(walk, &listed[first..last], first, previous.as_ref(), scan, with.want, &stop)
     };
     let inputs = |next: &mut Record| inputs_in_sync(&lock.inputs, pod_dir, root, previous.as_ref(), next);
     let (inputs, seen): (Option<usize>, Vec<Option<Outputs>>) = if parts == 1 {
@@ -292,6 +295,38 @@ pub(crate) fn replay(
         return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed };
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
+}
+
+/// Stamps `parents` (the directories holding the outputs' directories; see
+/// [`disk::parents_of_directories`]) in `next`, and returns those whose entries the
+/// `previous` record vouches for: its stamp is the recorded one, older than the record,
+/// and so is every directory's above it (the root is `out`, entered without following
+/// it). Their subdirectories are then real directories without an `lstat` each: each was
+/// seen real when the record was made (a record is only kept after every output's
+/// directories were), and an entry cannot be replaced without changing its directory's
+/// `mtime` and `ctime`. The stamps are taken before any subdirectory is looked at, so a
+/// change from then on shows in the next check. `None`: `out` cannot be entered.
+fn trusted_directories(
+    out: &Path,
+    parents: &[&str],
+    previous: Option<&crate::output::record::Record>,
+    next: &mut crate::output::record::Record,
+) -> Option<std::sync::Arc<[String]>> {
+    use crate::output::record::Stamp;
+    let walk = disk::Walk::new(out).ok()?;
+    let previous = previous.filter(|r| r.dirs() == parents.len());
+    let mut trusted: Vec<String> = Vec::new();
+    for (i, dir) in parents.iter().enumerate() {
+        let Some(st) = walk.stat_directory(dir) else { continue };
+        let stamp = Stamp::of_stat(&st);
+        next.set_dir(i, Some(stamp));
+        let above = dir.rsplit_once('/').map_or("", |(p, _)| p);
+        let held = dir.is_empty() || trusted.binary_search_by(|t| t.as_str().cmp(above)).is_ok();
+        if held && previous.is_some_and(|r| r.vouches_dir(i, &stamp)) {
+            trusted.push((*dir).to_string());
+        }
+    }
+    Some(trusted.into())
 }
 
 /// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one
@@ -341,11 +376,12 @@ struct Outputs {
     rehashed: usize,
 }
 
-/// Whether `outputs` (the lock's, from index `first`) are in `out` with the recorded
+/// Whether `outputs` (the lock's, from index `first`) are in `walk`'s tree (every
+/// directory on the way entered without following it, as reads do) with the recorded
 /// hashes: `None` at the first that is not. An output `previous` vouches for is not read,
 /// unless `scan` (every output is wanted) or `want` names it.
 fn outputs_in_sync(
-    out: &Path,
+    mut walk: disk::Walk,
     outputs: &[Out],
     first: usize,
     previous: Option<&crate::output::record::Record>,
@@ -355,8 +391,6 @@ fn outputs_in_sync(
 ) -> Option<Outputs> {
     use crate::output::record::Stamp;
     let mut seen = Outputs { stamps: Vec::with_capacity(outputs.len()), bytes: BTreeMap::new(), rehashed: 0 };
-    // Every directory on the way is entered without following it, as reads do.
-    let mut walk = disk::Walk::new(out).ok()?;
     for (k, o) in outputs.iter().enumerate() {
         if !disk::is_safe_relative(o.path) || stop.load(std::sync::atomic::Ordering::Relaxed) {
             return None;

@@ -121,7 +121,8 @@ impl<'a> Known<'a> {
     pub(crate) fn store(&self, out: &Path, seen: &HashMap<&str, Stamp>, jobs: usize) {
         let (Some(at), Some((lock, digest))) = (&self.at, &self.lock) else { return };
         let time = record::now();
-        let mut next = Record::new(*digest, time, lock.inputs.len(), lock.outputs.len());
+        // No directory is stamped: the next check stamps them before it looks below them.
+        let mut next = Record::new(*digest, time, lock.inputs.len(), lock.outputs.len(), 0);
         let looks = crate::jobs::map_runs(&lock.outputs, if lock.outputs.len() < 1024 { 1 } else { jobs }, 256, |_, run| {
             let mut walk = crate::disk::Walk::new(out).ok();
             run.iter()

@@ -29,9 +29,9 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"clawc-statrec-2\n";
-/// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the two counts,
-/// the length of the lock's copy.
-const HEADER: usize = 16 + 32 + 16 + 8 + 4;
+/// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the counts of
+/// inputs, outputs and directories, the length of the lock's copy.
+const HEADER: usize = 16 + 32 + 16 + 12 + 4;
 /// A tag byte (0: nothing recorded, 1: a stamp) and the stamp's seven numbers.
 const ENTRY: usize = 1 + 7 * 8;
 /// CRC-32 of everything before it: a torn or garbled file is ignored, not misread. (The
@@ -104,26 +104,31 @@ pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
 /// 3,000-agent pod looks up 9,702 stamps and decodes none it does not compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
-    /// Header, `inputs + outputs + 1` entries (the last one the lock's), the copy.
+    /// Header, `inputs + outputs + dirs + 1` entries (the last one the lock's), the copy.
     buf: Vec<u8>,
     inputs: usize,
     outputs: usize,
+    /// Directories whose entries a check may trust unchanged while their stamp is (see
+    /// [`crate::lock`]'s replay: the parents of the directories holding outputs).
+    dirs: usize,
 }
 
 impl Record {
     /// An empty record for the lock `lock` (its digest), stamped `time` (taken with [`now`]
     /// before anything was looked at).
-    pub(crate) fn new(lock: [u8; 32], time: Time, inputs: usize, outputs: usize) -> Record {
-        let mut buf = Vec::with_capacity(HEADER + (inputs + outputs + 1) * ENTRY);
+    pub(crate) fn new(lock: [u8; 32], time: Time, inputs: usize, outputs: usize, dirs: usize) -> Record {
+        let entries = HEADER + (inputs + outputs + dirs + 1) * ENTRY;
+        let mut buf = Vec::with_capacity(entries);
         buf.extend_from_slice(MAGIC);
         buf.extend_from_slice(&lock);
         buf.extend_from_slice(&time.0.to_le_bytes());
         buf.extend_from_slice(&time.1.to_le_bytes());
         buf.extend_from_slice(&(inputs as u32).to_le_bytes());
         buf.extend_from_slice(&(outputs as u32).to_le_bytes());
+        buf.extend_from_slice(&(dirs as u32).to_le_bytes());
         buf.extend_from_slice(&0u32.to_le_bytes());
-        buf.resize(HEADER + (inputs + outputs + 1) * ENTRY, 0);
-        Record { buf, inputs, outputs }
+        buf.resize(entries, 0);
+        Record { buf, inputs, outputs, dirs }
     }
 
     /// The SHA-256 of the lock this record is bound to.
@@ -169,20 +174,35 @@ impl Record {
         }
     }
 
+    /// How many directories it has stamps for.
+    pub(crate) fn dirs(&self) -> usize {
+        self.dirs
+    }
+
+    pub(crate) fn vouches_dir(&self, i: usize, now: &Stamp) -> bool {
+        i < self.dirs && self.vouches(self.inputs + self.outputs + i, now)
+    }
+
+    pub(crate) fn set_dir(&mut self, i: usize, stamp: Option<Stamp>) {
+        if i < self.dirs {
+            self.set(self.inputs + self.outputs + i, stamp);
+        }
+    }
+
     /// The copy of the lock, if the lock now stamped `now` is the one it was made from.
     pub(crate) fn copy_for(&self, now: &Stamp) -> Option<&[u8]> {
-        let lock = self.inputs + self.outputs;
+        let lock = self.inputs + self.outputs + self.dirs;
         let at = HEADER + (lock + 1) * ENTRY;
         (self.buf.len() > at && self.vouches(lock, now)).then(|| &self.buf[at..])
     }
 
     /// Keeps `copy` of the lock stamped `stamp` (replacing any).
     pub(crate) fn set_copy(&mut self, stamp: Stamp, copy: &[u8]) {
-        let lock = self.inputs + self.outputs;
+        let lock = self.inputs + self.outputs + self.dirs;
         self.set(lock, Some(stamp));
         self.buf.truncate(HEADER + (lock + 1) * ENTRY);
         self.buf.extend_from_slice(copy);
-        self.buf[72..76].copy_from_slice(&(copy.len() as u32).to_le_bytes());
+        self.buf[76..80].copy_from_slice(&(copy.len() as u32).to_le_bytes());
     }
 
     fn vouches(&self, entry: usize, now: &Stamp) -> bool {
@@ -223,26 +243,26 @@ impl Record {
             return None;
         }
         let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
-        let (inputs, outputs, copy) = (u32_at(64), u32_at(68), u32_at(72));
-        if b.len() != size(inputs, outputs, copy)? {
+        let (inputs, outputs, dirs, copy) = (u32_at(64), u32_at(68), u32_at(72), u32_at(76));
+        if b.len() != size(inputs, outputs, dirs, copy)? {
             return None;
         }
         let (body, sum) = b.split_at(b.len() - TRAILER);
         if crc32fast::hash(body).to_le_bytes() != *sum {
             return None;
         }
-        if (0..=inputs + outputs).any(|n| b[HEADER + n * ENTRY] > 1) {
+        if (0..=inputs + outputs + dirs).any(|n| b[HEADER + n * ENTRY] > 1) {
             return None;
         }
         b.truncate(b.len() - TRAILER);
-        Some(Record { buf: b, inputs, outputs })
+        Some(Record { buf: b, inputs, outputs, dirs })
     }
 }
 
 /// The size of a record with these counts and a copy of that length (`None`: more than a
 /// record may hold).
-fn size(inputs: usize, outputs: usize, copy: usize) -> Option<usize> {
-    let n = inputs.checked_add(outputs).filter(|n| *n <= MAX_ENTRIES)?;
+fn size(inputs: usize, outputs: usize, dirs: usize, copy: usize) -> Option<usize> {
+    let n = inputs.checked_add(outputs)?.checked_add(dirs).filter(|n| *n <= MAX_ENTRIES)?;
     (copy <= MAX_COPY).then_some(HEADER + (n + 1) * ENTRY + copy + TRAILER)
 }
 
@@ -326,10 +346,11 @@ mod tests {
     }
 
     fn record() -> Record {
-        let mut r = Record::new([3; 32], (200, 0), 2, 3);
+        let mut r = Record::new([3; 32], (200, 0), 2, 3, 2);
         r.set_input(0, Some(stamp(1)));
         r.set_output(1, Some(stamp(2)));
         r.set_output(2, Some(Stamp { mtime: (-1, 999_999_999), ..stamp(3) }));
+        r.set_dir(1, Some(stamp(6)));
         r.set_copy(stamp(4), b"lock");
         r
     }
@@ -338,25 +359,25 @@ mod tests {
     fn round_trip_and_binding() {
         let r = record();
         let b = r.encode();
-        assert_eq!(b.len(), size(2, 3, 4).unwrap());
+        assert_eq!(b.len(), size(2, 3, 2, 4).unwrap());
         let back = Record::decode(b.clone()).unwrap();
         assert_eq!(back, r);
         assert!(back.is_for(&[3; 32], 2, 3));
         assert!(!back.is_for(&[4; 32], 2, 3), "another lock");
         assert!(!back.is_for(&[3; 32], 3, 2), "other counts");
         assert_eq!(Record::decode(b[..b.len() - 1].to_vec()), None, "truncated");
-        for at in [0, 20, 50, 70, 74, 80, HEADER, HEADER + 3, b.len() - 6, b.len() - 1] {
+        for at in [0, 20, 50, 70, 74, 78, HEADER, HEADER + 3, b.len() - 6, b.len() - 1] {
             let mut bad = b.clone();
             bad[at] ^= 1;
             assert_eq!(Record::decode(bad), None, "a flipped bit at {at}");
         }
         assert_eq!(Record::decode(vec![0; 400]), None);
-        let mut bare = Record::new([3; 32], (200, 0), 2, 3);
+        let mut bare = Record::new([3; 32], (200, 0), 2, 3, 2);
         bare.set_output(2, Some(stamp(9)));
         assert_eq!(Record::decode(bare.encode()), Some(bare.clone()), "no copy");
         assert_eq!(bare.copy_for(&stamp(4)), None);
         let mut tagged = bare.encode();
-        tagged[HEADER + 4 * ENTRY] = 2;
+        tagged[HEADER + 6 * ENTRY] = 2;
         let n = tagged.len() - TRAILER;
         let sum = crc32fast::hash(&tagged[..n]).to_le_bytes();
         tagged[n..].copy_from_slice(&sum);
@@ -369,7 +390,7 @@ mod tests {
         assert_eq!(r.copy_for(&stamp(4)), Some(&b"lock"[..]));
         assert_eq!(r.copy_for(&Stamp { size: 11, ..stamp(4) }), None, "the lock changed");
         assert_eq!(r.copy_for(&stamp(5)), None, "another file");
-        let mut racy = Record::new([3; 32], (100, 9), 2, 3);
+        let mut racy = Record::new([3; 32], (100, 9), 2, 3, 2);
         racy.set_copy(stamp(4), b"lock");
         assert_eq!(racy.copy_for(&stamp(4)), None, "changed in the record's tick");
         let mut replaced = record();
@@ -395,11 +416,13 @@ mod tests {
             assert!(!r.vouches_output(1, &other), "{other:?}");
         }
         assert!(r.vouches_output(1, &stamp(2)));
+        assert!(r.vouches_dir(1, &stamp(6)) && !r.vouches_dir(0, &stamp(6)) && !r.vouches_dir(2, &stamp(6)));
+        assert!(!r.vouches_output(3, &stamp(6)), "a directory's stamp is not an output's");
         // Racy: changed at or after the record's time.
-        let mut late = Record::new([3; 32], (100, 9), 0, 1);
+        let mut late = Record::new([3; 32], (100, 9), 0, 1, 0);
         late.set_output(0, Some(stamp(2)));
         assert!(!late.vouches_output(0, &stamp(2)), "ctime equal to the record's time");
-        let mut future = Record::new([3; 32], (200, 0), 0, 1);
+        let mut future = Record::new([3; 32], (200, 0), 0, 1, 0);
         future.set_output(0, Some(Stamp { mtime: (300, 0), ..stamp(2) }));
         assert!(!future.vouches_output(0, &Stamp { mtime: (300, 0), ..stamp(2) }), "mtime after the record's time");
     }
@@ -427,7 +450,7 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
         std::os::unix::fs::symlink(&target, &p).unwrap();
         assert_eq!(load(&p, &[3; 32], 2, 3), None);
-        store(&p, &Record::new([3; 32], (1, 0), 2, 3));
+        store(&p, &Record::new([3; 32], (1, 0), 2, 3, 0));
         assert!(!p.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), r.encode(), "the link's target is untouched");
     }

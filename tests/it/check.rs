@@ -473,6 +473,33 @@ fn the_records_copy_never_hides_an_edited_lock() {
     assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
 }
 
+/// A check takes the directories under a directory whose stamp the record vouches for as
+/// real without an `lstat` each; a directory swapped for a symlink to the same files
+/// changes its parent's stamp (`ctime`, even with the `mtime` put back), so it is still
+/// seen, at any depth.
+#[test]
+fn a_directory_swapped_under_a_stamped_parent_is_seen() {
+    for (dir, parent) in [("out/context/bot", "out/context"), ("out/context", "out")] {
+        // No token value: a check then reads no output for the committed-token scan.
+        let pod = pod().file(".env", "REGION=eu\n");
+        assert_eq!(pod.compile(&[]).code, 0);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let cache = tempfile::tempdir().unwrap();
+        check_cached(&pod, cache.path(), &[]);
+        assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
+        let mtime = std::fs::metadata(pod.path(parent)).unwrap().modified().unwrap();
+        std::fs::rename(pod.path(dir), pod.path("moved")).unwrap();
+        std::os::unix::fs::symlink(pod.path("moved"), pod.path(dir)).unwrap();
+        std::fs::File::open(pod.path(parent)).unwrap().set_modified(mtime).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let cache = cache.path().display().to_string();
+        let (code, doc) = check_json_env(&pod, &[], &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", &cache)]);
+        assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{dir}: {doc}");
+        let at = dir.trim_start_matches("out/");
+        assert!(doc["files"].as_array().unwrap().iter().all(|f| f["found"] == format!("a symlink at `{at}`")), "{doc}");
+    }
+}
+
 #[test]
 fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
     let (pod, cache) = recorded();
