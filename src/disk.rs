@@ -232,10 +232,11 @@ pub(crate) struct Walk {
     trusted: std::sync::Arc<[String]>,
 }
 
-/// The directories whose entries hold the directories on the way to `files` (paths
-/// [`is_safe_relative`], best in sorted order), outermost first: `""` (the root) and
-/// `context` for `context/<agent>/tools.json`. Their stamps let a check take the
-/// directories below them as real without an `lstat` each (see [`Walk::trusting`]).
+/// The directories whose entries hold the directories on the way to `files` (best in
+/// sorted order), outermost first: `""` (the root) and `context` for
+/// `context/<agent>/tools.json`. Their stamps let a check take the directories below them
+/// as real without an `lstat` each (see [`Walk::trusting`]). A file whose directory is not
+/// [`is_safe_relative`] adds none (it is judged once per run of files sharing it).
 pub(crate) fn parents_of_directories<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let mut parents = std::collections::BTreeSet::new();
     let mut last = None;
@@ -245,6 +246,9 @@ pub(crate) fn parents_of_directories<'a>(files: impl IntoIterator<Item = &'a str
             continue;
         }
         last = Some(dir);
+        if !dir.is_empty() && !is_safe_relative(dir) {
+            continue;
+        }
         let mut d = dir;
         // Going up stops at a parent already there: its own parents are too.
         while !d.is_empty() {
@@ -440,6 +444,8 @@ mod tests {
         let files = ["clawc.lock", "context/a/t", "context/a/u", "context/b/skills/x/f", "report/a.json", "report.json"];
         assert_eq!(parents_of_directories(files), ["", "context", "context/b", "context/b/skills"]);
         assert_eq!(parents_of_directories(["a", "b"]), Vec::<&str>::new(), "files in the root only");
+        let unsafe_dirs = ["../x/f", "a/../../f", "/etc/f", "a//b/f", "a\\b/c/f", "ok/f"];
+        assert_eq!(parents_of_directories(unsafe_dirs), [""], "only ok/ counts");
         let shuffled = ["context/b/skills/x/f", "report/a.json", "context/a/t", "clawc.lock", "context/a/u"];
         assert_eq!(parents_of_directories(shuffled), ["", "context", "context/b", "context/b/skills"], "any order");
     }

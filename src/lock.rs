@@ -240,7 +240,7 @@ pub(crate) fn replay(
     if env.digest(&keys) != lock.env.sha256 {
         return Replay::Unknown;
     }
-    let parents = disk::parents_of_directories(listed.iter().map(|o| o.path).filter(|p| disk::is_safe_relative(p)));
+    let parents = disk::parents_of_directories(listed.iter().map(|o| o.path));
     let mut next = Record::new(digest, time, n_in, n_out, parents.len());
     let Some(trusted) = trusted_directories(out, &parents, previous.as_ref(), &mut next) else { return Replay::Unknown };
     // With a token value set, the caller scans every committed output for it.
