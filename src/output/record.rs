@@ -3,9 +3,11 @@
 //! metadata changed (git's index does the same for `git status`).
 //!
 //! It also keeps the lock's own stamp and a copy of what a check reads of the lock (see
-//! [`crate::lock::copy`]): a check whose lock the record vouches for neither reads, hashes
-//! nor parses it (1.4 MB of JSON for the 3,000-agent pod), as git reads its index and not
-//! the objects.
+//! `lock::copy`): a check whose lock the record vouches for neither reads, hashes nor
+//! parses it (1.4 MB of JSON for the 3,000-agent pod), as git reads its index and not the
+//! objects. And it keeps the stamps of the directories that hold the outputs' directories,
+//! so a check need not `lstat` the directories in one whose stamp is unchanged (see
+//! `lock::trusted_directories`).
 //!
 //! It lives outside the tree, in the user's cache directory
 //! (`<cache>/check/v1/<SHA-256 of the canonical --out path>`), because `clawc.lock` is
