@@ -242,7 +242,7 @@ pub(crate) fn replay(
     }
     let parents = disk::parents_of_directories(listed.iter().map(|o| o.path));
     let mut next = Record::new(digest, time, n_in, n_out, parents.len());
-    let Some(trusted) = trusted_directories(out, &parents, previous.as_ref(), &mut next) else { return Replay::Unknown };
+    let Some((trusted, restamped)) = trusted_directories(out, &parents, previous.as_ref(), &mut next) else { return Replay::Unknown };
     // With a token value set, the caller scans every committed output for it.
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
     // Thousands of outputs are looked at on every core (each part with its own walk),
@@ -284,8 +284,10 @@ pub(crate) fn replay(
         rehashed += part.rehashed;
         outputs.extend(part.bytes);
     }
+    // Anything read, or a directory stamped anew (a file added beside the outputs), makes
+    // a record the next check can use without reading it again.
     if let Some(at) = at
-        && (rehashed > 0 || !copied)
+        && (rehashed > 0 || !copied || restamped)
     {
         let head = Lock { outputs: Vec::new(), ..lock };
         if let Some(c) = copy(&head, &listed) {
@@ -305,13 +307,14 @@ pub(crate) fn replay(
 /// seen real when the record was made (a record is only kept after every output's
 /// directories were), and an entry cannot be replaced without changing its directory's
 /// `mtime` and `ctime`. The stamps are taken before any subdirectory is looked at, so a
-/// change from then on shows in the next check. `None`: `out` cannot be entered.
+/// change from then on shows in the next check. Also says whether any was not trusted
+/// (its stamp is new). `None`: `out` cannot be entered.
 fn trusted_directories(
     out: &Path,
     parents: &[&str],
     previous: Option<&crate::output::record::Record>,
     next: &mut crate::output::record::Record,
-) -> Option<std::sync::Arc<[String]>> {
+) -> Option<(std::sync::Arc<[String]>, bool)> {
     use crate::output::record::Stamp;
     let walk = disk::Walk::new(out).ok()?;
     let previous = previous.filter(|r| r.dirs() == parents.len());
@@ -326,7 +329,8 @@ fn trusted_directories(
             trusted.push((*dir).to_string());
         }
     }
-    Some(trusted.into())
+    let restamped = trusted.len() < parents.len();
+    Some((trusted.into(), restamped))
 }
 
 /// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one
@@ -421,6 +425,8 @@ fn outputs_in_sync(
 
 /// A committed lock as `--check` reads it, once, with the stat record found for it.
 pub(crate) struct Committed {
+    /// The lock; its `outputs` are empty when it was decoded from the record's copy (the
+    /// replay reads them from there).
     pub lock: Lock,
     /// The SHA-256 of its bytes (what a stat record is bound to).
     digest: [u8; 32],
@@ -459,8 +465,8 @@ pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path])
     let at = records.and_then(|dir| record::path(dir, out, untrusted));
     let previous = at.as_ref().and_then(|p| record::load_any(p));
     if let Some(r) = &previous
-        && let Some((lock, _)) = r.copy_for(&stamp).and_then(copied_head)
-        && r.is_for(&r.lock(), lock.inputs.len(), r.outputs())
+        && let Some(lock) = r.copy_for(&stamp).and_then(copied_head)
+        && lock.inputs.len() == r.inputs()
     {
         return Some(Committed { digest: r.lock(), lock, time, at, stamp, copied: true, previous });
     }
@@ -492,7 +498,7 @@ impl Sha<'_> {
     fn is_of(&self, bytes: &[u8]) -> bool {
         match self {
             Sha::Hex(hex) => sha256_hex(bytes) == *hex,
-            Sha::Raw(raw) => crate::output::record::lock_digest(bytes) == **raw,
+            Sha::Raw(raw) => crate::digest::sha256(bytes) == **raw,
         }
     }
 
@@ -525,17 +531,20 @@ fn copy(head: &Lock, outputs: &[Out]) -> Option<Vec<u8>> {
     Some(b)
 }
 
-/// The head of the lock [`copy`] kept (outputs empty), and the outputs' part of `b`.
-fn copied_head(b: &[u8]) -> Option<(Lock, &[u8])> {
+/// The head of the copy `b` (JSON) and its outputs' part.
+fn split_copy(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let (len, rest) = b.split_first_chunk::<4>()?;
-    let (json, rest) = rest.split_at_checked(u32::from_le_bytes(*len) as usize)?;
-    let head = serde_json::from_slice::<Lock>(json).ok().filter(|l| l.outputs.is_empty())?;
-    Some((head, rest))
+    rest.split_at_checked(u32::from_le_bytes(*len) as usize)
 }
 
-/// The outputs [`copy`] kept, if the copy `b` is whole.
+/// The lock [`copy`] kept, its outputs left out.
+fn copied_head(b: &[u8]) -> Option<Lock> {
+    serde_json::from_slice::<Lock>(split_copy(b)?.0).ok().filter(|l| l.outputs.is_empty())
+}
+
+/// The outputs [`copy`] kept, if their part of the copy `b` is whole.
 fn copied_outputs(b: &[u8]) -> Option<Vec<Out<'_>>> {
-    let (_, rest) = copied_head(b)?;
+    let (_, rest) = split_copy(b)?;
     let (n, mut rest) = rest.split_first_chunk::<4>()?;
     let n = u32::from_le_bytes(*n) as usize;
     let mut outputs = Vec::with_capacity(n.min(rest.len() / 34));
@@ -601,7 +610,7 @@ mod tests {
         let outputs = [("a/tools.json", "0f".repeat(32)), ("é/b", "a1".repeat(32))];
         let outs: Vec<Out> = outputs.iter().map(|(p, h)| Out { path: p, sha256: Sha::Hex(h) }).collect();
         let kept = copy(&head(), &outs).unwrap();
-        assert_eq!(copied_head(&kept).unwrap().0, head());
+        assert_eq!(copied_head(&kept).unwrap(), head());
         let back = copied_outputs(&kept).unwrap();
         assert_eq!(back.iter().map(|o| o.path).collect::<Vec<_>>(), ["a/tools.json", "é/b"]);
         for (o, (_, hex)) in back.iter().zip(&outputs) {
@@ -615,6 +624,7 @@ mod tests {
         for n in [0, 3, 10, kept.len() - 1] {
             assert!(copied_outputs(&kept[..n]).is_none(), "cut at {n}");
         }
+        assert!(copied_head(&kept[..10]).is_none());
         assert!(copied_outputs(&[kept.as_slice(), b"x"].concat()).is_none(), "a byte more");
         // A hash that is not 64 hex digits, or a path too long for its length, is not kept.
         let bad = [Out { path: "a", sha256: Sha::Hex("xyz") }];

@@ -24,7 +24,6 @@
 //! edit that keeps the size and puts the old `mtime` back still changes it, and a file
 //! replaced by another has another inode or `ctime`.
 
-use sha2::{Digest, Sha256};
 use std::fs::Metadata;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -97,7 +96,7 @@ pub(crate) fn now() -> Time {
 
 /// The SHA-256 of a lock's bytes, as the record binds to it.
 pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
+    crate::digest::sha256(bytes)
 }
 
 /// The stamps of one lock's inputs and outputs, in the lock's order, and the lock's copy.
@@ -146,9 +145,9 @@ impl Record {
         i64::from_le_bytes(self.buf[at..at + 8].try_into().expect("8 bytes"))
     }
 
-    /// How many outputs it has stamps for.
-    pub(crate) fn outputs(&self) -> usize {
-        self.outputs
+    /// How many inputs it has stamps for.
+    pub(crate) fn inputs(&self) -> usize {
+        self.inputs
     }
 
     /// Whether this is the record of a lock with that digest and these counts.
