@@ -219,7 +219,8 @@ pub(crate) fn read_regular_meta(path: &Path, limit: u64, rel: &str) -> io::Resul
 /// nothing: each directory is `lstat`ed once (it must be a directory, not a symlink to
 /// one), then the file is `lstat`ed by its path from the root. Opening and closing a
 /// directory costs more than its `lstat` and the extra path components of the files in
-/// it (measured: 9,301 outputs, 3,002 directories; see `docs/performance.md`).
+/// it (measured: 9,301 outputs, 3,002 directories; see `docs/performance.md`). A walk
+/// [`Walk::trusting`] some directories does not `lstat` the ones directly in them.
 pub(crate) struct Walk {
     root: std::os::fd::OwnedFd,
     /// The directories of the last path read, outermost first.
