@@ -275,6 +275,9 @@ struct Planned<'a> {
     seen: HashMap<&'a str, Stamp>,
 }
 
+/// How many outputs a write's plan looks at before deciding them.
+const PLAN_BATCH: usize = 512;
+
 /// Decides every write and delete, refusing before anything is touched.
 fn plan<'a>(
     out: &Path,
@@ -294,29 +297,44 @@ fn plan<'a>(
     let mut summary = WriteSummary::default();
     let mut seen = HashMap::new();
     // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
-    let order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
-    let mut dirs = disk::Dirs::default();
-    for (rel, a) in order {
-        let found = disk::inspect_in(out, rel, &mut dirs).map_err(|e| io("inspect", &out.join(rel), e))?;
-        match found {
-            Found::Missing => {}
-            Found::File(meta) if previous.is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
-                summary.unchanged += 1;
-                summary.vouched += 1;
-                seen.insert(rel.as_str(), Stamp::of(&meta));
-                continue;
-            }
-            Found::File(meta) if is_current(out, rel, a, &meta) => {
-                summary.unchanged += 1;
-                seen.insert(rel.as_str(), Stamp::of(&meta));
-                continue;
-            }
-            Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
-            Found::File(_) if same_bytes(out, rel, a) => {}
-            Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
-            Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
+    let mut order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
+    // What is at the outputs' paths is looked at a batch at a time, on every core for a
+    // big tree (each run keeping the directories it has seen), then decided in order. A
+    // small batch holds little beside the tree: 512 `lstat`s.
+    let threads = if artifacts.0.len() < 1024 { 1 } else { crate::jobs::threads(opts.jobs) };
+    let mut batch = Vec::with_capacity(PLAN_BATCH);
+    loop {
+        batch.clear();
+        batch.extend(order.by_ref().take(PLAN_BATCH));
+        if batch.is_empty() {
+            break;
         }
-        journal.writes.push((journal.writes.len().to_string(), rel.clone()));
+        let looks = crate::jobs::map_runs(&batch, threads, PLAN_BATCH / 2, |_, run| {
+            let mut dirs = disk::Dirs::default();
+            run.iter().map(|(rel, _)| disk::inspect_in(out, rel, &mut dirs)).collect::<Vec<_>>()
+        });
+        for (&(rel, a), found) in batch.iter().zip(looks.into_iter().flatten()) {
+            let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
+            match found {
+                Found::Missing => {}
+                Found::File(meta) if previous.is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
+                    summary.unchanged += 1;
+                    summary.vouched += 1;
+                    seen.insert(rel.as_str(), Stamp::of(&meta));
+                    continue;
+                }
+                Found::File(meta) if is_current(out, rel, a, &meta) => {
+                    summary.unchanged += 1;
+                    seen.insert(rel.as_str(), Stamp::of(&meta));
+                    continue;
+                }
+                Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
+                Found::File(_) if same_bytes(out, rel, a) => {}
+                Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+                Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
+            }
+            journal.writes.push((journal.writes.len().to_string(), rel.clone()));
+        }
     }
     for (rel, (_, hash)) in previous.into_iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
         match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {

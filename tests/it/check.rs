@@ -593,4 +593,24 @@ fn a_big_tree_is_checked_on_every_core_and_any_difference_is_seen() {
     assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
     let files: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(files, ["clawc.lock"]);
+    // A write of a big tree looks at it on every core too: a directory of the last part
+    // swapped for a symlink is refused before anything is written, through it or not.
+    let last = dir.path().join("out").join(outputs[outputs.len() - 1]);
+    let agent = last.parent().unwrap().to_path_buf();
+    std::fs::rename(&agent, dir.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("moved"), &agent).unwrap();
+    let before = std::fs::read(dir.path().join("out/clawc.lock")).unwrap();
+    let moved = std::fs::read(dir.path().join("moved").join(last.file_name().unwrap())).unwrap();
+    let o = super::harness::clawc()
+        .current_dir(dir.path())
+        .env("CLAWC_IMAGES", "none")
+        .env("CLAWC_CACHE_DIR", cache.path())
+        .args(["compile", "claw-pod.yml", "-o", "out"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{said}");
+    assert!(said.contains("clawc::output::not_a_directory"), "{said}");
+    assert_eq!(std::fs::read(dir.path().join("out/clawc.lock")).unwrap(), before, "the lock was rewritten");
+    assert_eq!(std::fs::read(dir.path().join("moved").join(last.file_name().unwrap())).unwrap(), moved, "written through the symlink");
 }
