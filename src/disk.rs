@@ -325,7 +325,6 @@ impl Walk {
     /// Whether every component of `dir` (a path from the root; `""` is the root) is a
     /// directory, not a symlink: `lstat`s those not already checked by the last call.
     fn real_directories(&mut self, dir: &str) -> bool {
-        use rustix::fs::{AtFlags, FileType, statat};
         // Outputs come in path order: most share the last one's directory.
         if dir == self.checked {
             return true;
@@ -339,8 +338,7 @@ impl Walk {
         let ok = ends.all(|end| {
             (known(end) && self.checked.as_bytes()[..end] == dir.as_bytes()[..end])
                 || trusted(end)
-                || statat(&self.root, &dir[..end], AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                || self.stat_directory(&dir[..end]).is_some()
         });
         self.checked.clear();
         if ok {

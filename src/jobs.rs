@@ -12,6 +12,10 @@ use std::num::NonZeroUsize;
 /// inserting paths into the tree, the journal) dominate.
 pub(crate) const MAX_DEFAULT: usize = 8;
 
+/// Below this many files, a tree is looked at (`lstat`s, and `--check`'s hashing) on one
+/// thread: starting threads costs more than they save.
+pub(crate) const PARALLEL_MIN_FILES: usize = 1024;
+
 /// The CPUs this process may run on (its affinity mask), at least 1. Unlike
 /// [`std::thread::available_parallelism`] it does not read the cgroup's CPU quota (three
 /// files, a tenth of a millisecond or more): for `--check`'s few `lstat` threads, which are

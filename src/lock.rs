@@ -247,7 +247,7 @@ pub(crate) fn replay(
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
     // Thousands of outputs are looked at on every core (each part with its own walk),
     // while this thread looks at the inputs; an input that differs stops them.
-    let parts = if n_out < 1024 { 1 } else { crate::jobs::cores().min(4) };
+    let parts = if n_out < crate::jobs::PARALLEL_MIN_FILES { 1 } else { crate::jobs::cores().min(4) };
     let chunk = n_out.div_ceil(parts).max(1);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let look = |first: usize| {
@@ -260,6 +260,8 @@ pub(crate) fn replay(
         let inputs = inputs(&mut next);
         (inputs, inputs.map(|_| vec![look(0)]).unwrap_or_default())
     } else {
+        // Not `jobs::map_runs`: it keeps the first run for the calling thread, which is
+        // busy with the inputs, and starting it from another thread first costs 1.5 ms.
         std::thread::scope(|s| {
             let started: Vec<_> =
                 (0..parts).map(|p| std::thread::Builder::new().spawn_scoped(s, move || look(p * chunk)).map_err(|_| p * chunk)).collect();

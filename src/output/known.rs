@@ -123,7 +123,8 @@ impl<'a> Known<'a> {
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(*digest, time, lock.inputs.len(), lock.outputs.len(), 0);
-        let looks = crate::jobs::map_runs(&lock.outputs, if lock.outputs.len() < 1024 { 1 } else { jobs }, 256, |_, run| {
+        let threads = if lock.outputs.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
+        let looks = crate::jobs::map_runs(&lock.outputs, threads, 256, |_, run| {
             let mut walk = crate::disk::Walk::new(out).ok();
             run.iter()
                 .map(|o| {

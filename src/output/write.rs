@@ -301,7 +301,7 @@ fn plan<'a>(
     // What is at the outputs' paths is looked at a batch at a time, on every core for a
     // big tree (each run keeping the directories it has seen), then decided in order. A
     // small batch holds little beside the tree: 512 `lstat`s.
-    let threads = if artifacts.0.len() < 1024 { 1 } else { crate::jobs::threads(opts.jobs) };
+    let threads = if artifacts.0.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { crate::jobs::threads(opts.jobs) };
     let mut batch = Vec::with_capacity(PLAN_BATCH);
     loop {
         batch.clear();
