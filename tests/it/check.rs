@@ -473,6 +473,23 @@ fn the_records_copy_never_hides_an_edited_lock() {
     assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
 }
 
+/// A committed lock that is a symlink (here to the very lock, saved beside the tree) is
+/// never read through, nor stood in for by the record's copy of it: the check compiles
+/// and reports it by its kind.
+#[test]
+fn a_symlinked_lock_is_neither_followed_nor_copied() {
+    let (pod, cache) = recorded();
+    check_cached(&pod, cache.path(), &[]);
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
+    std::fs::rename(pod.path("out/clawc.lock"), pod.path("saved.lock")).unwrap();
+    std::os::unix::fs::symlink(pod.path("saved.lock"), pod.path("out/clawc.lock")).unwrap();
+    let cache = cache.path().display().to_string();
+    let (code, doc) = check_json_env(&pod, &[], &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", &cache)]);
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
+    let lock = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == "clawc.lock").expect("the lock is drift");
+    assert_eq!(lock["found"], "a symlink", "{doc}");
+}
+
 /// A check takes the directories under a directory whose stamp the record vouches for as
 /// real without an `lstat` each; a directory swapped for a symlink to the same files
 /// changes its parent's stamp (`ctime`, even with the `mtime` put back), so it is still
