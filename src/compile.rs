@@ -5,7 +5,7 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::artifact::ArtifactSet;
+use crate::artifact::{Artifact, ArtifactSet, Output, Sink};
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
@@ -118,17 +118,31 @@ pub(crate) fn is_environment_failure(code: crate::diag::Code) -> bool {
 }
 
 pub fn compile(opts: &Options) -> Compiled {
+    let mut tree = ArtifactSet::default();
+    let (mut compiled, _) = compile_into(opts, &mut tree);
+    if !compiled.diagnostics.has_errors() {
+        compiled.artifacts = Some(tree);
+    }
+    compiled
+}
+
+/// [`compile`], putting the tree into `sink` a batch at a time (`clawc.lock` last) rather
+/// than returning it: `artifacts` is `None`. Also returns the sink's first error; the
+/// compile's own errors, if any, are in the diagnostics and come first (a sink that
+/// failed took only part of the tree).
+pub fn compile_into(opts: &Options, sink: &mut dyn Sink) -> (Compiled, Option<Diagnostic>) {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
-    let result = run(opts, &mut sources, &mut diags);
+    let mut stream = Stream::new(sink);
+    let result = run(opts, &mut sources, &mut diags, &mut stream);
     // At the boundary, after every pass: the passes raise warnings as the catalogue says,
     // and --strict only changes what the run makes of them.
     if opts.strict {
         diags.promote_warnings(opts.strict_by.as_deref().unwrap_or("--strict"));
     }
-    match result {
+    let compiled = match result {
         Some(b) if !diags.has_errors() => Compiled {
-            artifacts: Some(b.artifacts),
+            artifacts: None,
             diagnostics: diags.sorted(&sources),
             sources,
             agents: b.agents,
@@ -138,18 +152,18 @@ pub fn compile(opts: &Options) -> Compiled {
         _ => {
             Compiled { artifacts: None, diagnostics: diags.sorted(&sources), sources, agents: 0, secrets: BTreeMap::new(), analysis: None }
         }
-    }
+    };
+    (compiled, stream.failed)
 }
 
-/// Everything the pure core produced.
+/// Everything the pure core produced, beside the tree.
 pub(crate) struct Built {
-    pub artifacts: ArtifactSet,
     pub agents: usize,
     pub secrets: BTreeMap<String, String>,
     pub analysis: Analysis,
 }
 
-fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<Built> {
+fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
     let (pod, env, log) = read_pod(opts, sources, diags)?;
     let images = match read_images(opts, &pod) {
@@ -187,14 +201,14 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Opti
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
     let threads = crate::jobs::threads(opts.jobs);
-    let core = build(pod, described, &skills, &env, opts.secrets, threads, sources, diags)?;
-    let built = crate::lock::Built { artifacts: &core.artifacts, secrets: &core.secrets, services: &core.analysis.registry.services };
-    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built, threads);
+    let core = build(pod, described, &skills, &env, opts.secrets, threads, sources, diags, stream)?;
+    let built = crate::lock::Built { outputs: &core.outputs, services: &core.analysis.registry.services };
+    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
-    let secret = core.artifacts.0.values().any(|a| a.secret);
-    let mut artifacts = core.artifacts;
-    artifacts.insert_secret(crate::lock::LOCK, lock, secret);
-    Some(Built { artifacts, agents, secrets: core.secrets, analysis: core.analysis })
+    let sha256 = crate::digest::sha256_hex(&lock);
+    let artifact = Artifact { bytes: lock.into(), secret: core.secret, executable: false };
+    stream.put_hashed(vec![Output { path: crate::lock::LOCK.to_string(), artifact, sha256 }]);
+    Some(Built { agents, secrets: core.secrets, analysis: core.analysis })
 }
 
 /// What the skill stage needs from the edge: the operator skills read, each descriptor
@@ -464,15 +478,65 @@ pub(crate) fn fetch_images(opts: &Options, references: BTreeMap<String, bool>) -
     crate::image::fetch::fetch(&plan)
 }
 
-/// What the pure core produced: the artifacts before the lock is added.
+/// What the pure core produced, beside the tree it put into its sink.
 pub(crate) struct Core {
-    pub artifacts: ArtifactSet,
+    /// Every output's path and the hash the lock records for it.
+    pub outputs: BTreeMap<String, String>,
+    /// Whether any output holds a literal token.
+    pub secret: bool,
     pub secrets: BTreeMap<String, String>,
     pub analysis: Analysis,
 }
 
-/// The pure core after describe: register → grant → project → leak scan; the per-agent
-/// work on up to `threads` threads.
+/// The core's side of a [`Sink`]: hashes each batch for the lock, remembers what the
+/// lock needs, and stops putting after the sink's first error (kept for the caller).
+pub(crate) struct Stream<'s> {
+    sink: &'s mut dyn Sink,
+    pub failed: Option<Diagnostic>,
+    outputs: BTreeMap<String, String>,
+    secret: bool,
+}
+
+impl<'s> Stream<'s> {
+    pub(crate) fn new(sink: &'s mut dyn Sink) -> Self {
+        Stream { sink, failed: None, outputs: BTreeMap::new(), secret: false }
+    }
+
+    /// Hashes `files` (each distinct rendering once, on up to `threads` threads) and puts
+    /// them into the sink.
+    fn put(&mut self, files: Vec<(String, Artifact)>, secrets: &BTreeMap<String, String>, threads: usize) {
+        let mut distinct: Vec<&Artifact> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        distinct.extend(files.iter().map(|(_, a)| a).filter(|a| seen.insert(a.rendering())));
+        let threads = if files.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { threads };
+        let hashed = crate::jobs::map_runs(&distinct, threads, 64, |_, run| {
+            run.iter().map(|a| (a.rendering(), crate::lock::output_hash(a, secrets))).collect::<Vec<_>>()
+        });
+        let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();
+        let batch: Vec<Output> = files
+            .into_iter()
+            .map(|(path, artifact)| {
+                let sha256 = hashes[&artifact.rendering()].clone();
+                self.secret |= artifact.secret;
+                self.outputs.insert(path.clone(), sha256.clone());
+                Output { path, artifact, sha256 }
+            })
+            .collect();
+        self.put_hashed(batch);
+    }
+
+    fn put_hashed(&mut self, batch: Vec<Output>) {
+        if self.failed.is_none()
+            && let Err(d) = self.sink.put(batch)
+        {
+            self.failed = Some(d);
+        }
+    }
+}
+
+/// The pure core after describe: register → grant → project → leak scan, the tree put
+/// into `stream` a batch of agent services at a time (the per-agent work on up to
+/// `threads` threads); everything but the lock.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     pod: Pod,
@@ -483,6 +547,7 @@ pub(crate) fn build(
     threads: usize,
     sources: &SourceMap,
     diags: &mut Diagnostics,
+    stream: &mut Stream<'_>,
 ) -> Option<Core> {
     let (registry, ds) = Registry::build(described, sources);
     diags.extend(ds);
@@ -500,26 +565,49 @@ pub(crate) fn build(
         return None;
     }
     let secrets = secrets::collect(&plans);
-    let artifacts = {
-        // Projection runs once, redacted, and the leak scan reads that; with inline tokens
-        // only the files that carry them are rendered again. report.json comes last, with
-        // every warning (the scan's too).
-        let redacted = project::project(&pod, &registry, &plans, &native, &skills, sources, threads);
-        diags.extend(secrets::scan(&redacted.artifacts, &secrets, sources, pod.file));
-        if diags.has_errors() {
-            return None;
+    // The scan's warnings (tokens too short to look for) once; each batch adds its leaks.
+    diags.extend(secrets::scan_files(std::iter::empty(), &secrets, sources, pod.file));
+    // Projection runs redacted, and the leak scan reads that before anything is put; with
+    // inline tokens only the files that carry them are rendered again. After a leak the
+    // rest is still scanned (every leak is reported) but nothing more is put.
+    let mut leaked = false;
+    let agents = project::project(&pod, &registry, &plans, &native, &skills, sources, threads, |services, files| {
+        let leaks = secrets::scan(&files, &secrets, sources, pod.file);
+        leaked |= !leaks.is_empty();
+        diags.extend(leaks);
+        if leaked {
+            return;
         }
-        let projected = if mode == SecretMode::Redact { redacted } else { redacted.inline(&pod, &registry, &plans, &native) };
-        let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-        let tree = projected.with_report(&pod, &registry, sources, &warnings);
-        // The index holds no token in either mode; scan it on its own.
-        let report = tree.0.get(crate::project::REPORT).map(|a| &a.bytes[..]).unwrap_or_default();
-        let report_leaks = secrets::scan_files([(crate::project::REPORT, report)], &secrets, sources, pod.file);
-        diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
-        if diags.has_errors() {
-            return None;
+        let files = if mode == SecretMode::Redact { files } else { with_inline(files, project::inline(&pod, &registry, services, &native)) };
+        stream.put(files, &secrets, threads);
+    });
+    if diags.has_errors() {
+        return None;
+    }
+    // report.json comes last, with every warning (the scan's too). It holds no token in
+    // either mode; scan it on its own.
+    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
+    let report = project::index(&pod, &registry, agents, sources, &warnings);
+    let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
+    diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
+    if diags.has_errors() {
+        return None;
+    }
+    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
+    let outputs = std::mem::take(&mut stream.outputs);
+    Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
+}
+
+/// `files` with those of `inline` put in place of the redacted ones at the same paths.
+fn with_inline(mut files: Vec<(String, Artifact)>, inline: Vec<(String, Artifact)>) -> Vec<(String, Artifact)> {
+    let mut at: std::collections::HashMap<String, Artifact> = inline.into_iter().collect();
+    for (path, a) in &mut files {
+        if let Some(literal) = at.remove(path) {
+            *a = literal;
         }
-        tree
-    };
-    Some(Core { artifacts, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
+    }
+    let mut rest: Vec<(String, Artifact)> = at.into_iter().collect();
+    rest.sort_by(|a, b| a.0.cmp(&b.0));
+    files.extend(rest);
+    files
 }

@@ -116,8 +116,12 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
         }
         for mode in [SecretMode::Redact, SecretMode::Inline] {
             let mut ds = diags.clone();
-            if let Some(built) = compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, &sources, &mut ds) {
-                std::hint::black_box(built.artifacts);
+            let mut tree = crate::artifact::ArtifactSet::default();
+            let mut stream = compile::Stream::new(&mut tree);
+            if let Some(built) =
+                compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, &sources, &mut ds, &mut stream)
+            {
+                std::hint::black_box((built.outputs, tree));
             }
             render(&ds.sorted(&sources).0, &sources);
         }

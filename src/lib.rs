@@ -52,4 +52,4 @@ pub(crate) mod yaml;
 
 pub mod cli;
 
-pub use compile::{Compiled, Options, compile};
+pub use compile::{Compiled, Options, compile, compile_into};

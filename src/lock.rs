@@ -81,15 +81,13 @@ pub(crate) fn mode_name(mode: SecretMode) -> &'static str {
     }
 }
 
-/// What the lock describes of a compile: its outputs (without the lock), the secrets
-/// they may hold, and the services' descriptors.
+/// What the lock describes of a compile: its outputs (without the lock) with their hashes
+/// (see [`output_hash`]), and the services' descriptors.
 pub(crate) struct Built<'a> {
-    pub artifacts: &'a crate::artifact::ArtifactSet,
-    pub secrets: &'a BTreeMap<String, String>,
+    pub outputs: &'a BTreeMap<String, String>,
     pub services: &'a BTreeMap<String, ServiceDescriptor>,
 }
 
-/// Builds the lock for `built.artifacts` (which do not hold the lock).
 /// The compile settings a lock records besides its inputs: a tree is only in sync for the
 /// same ones.
 pub(crate) struct Settings {
@@ -102,14 +100,13 @@ pub(crate) struct Settings {
     pub descriptors: BTreeMap<String, String>,
 }
 
-/// The distinct renderings' hashes are computed on up to `threads` threads.
+/// Builds the lock for `built.outputs` (which do not hold the lock).
 pub(crate) fn build(
     inputs: &BTreeMap<String, InputEntry>,
     sources: &SourceMap,
     env: &Env,
     settings: &Settings,
     built: &Built,
-    threads: usize,
 ) -> Vec<u8> {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
@@ -139,22 +136,7 @@ pub(crate) fn build(
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: {
-            // A rendering shared by many agents is hashed once; the distinct ones (each
-            // independent of the others) on up to `threads` threads.
-            let distinct: Vec<&crate::artifact::Artifact> = built.artifacts.distinct().map(|(_, a)| a).collect();
-            let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
-                run.iter().map(|a| (a.rendering(), output_hash(a, built.secrets))).collect::<Vec<_>>()
-            });
-            let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();
-            built
-                .artifacts
-                .0
-                .iter()
-                .map(|(p, a)| LockOutput {
-                    path: p.clone(),
-                    sha256: hashes.get(&a.rendering()).cloned().unwrap_or_else(|| output_hash(a, built.secrets)),
-                })
-                .collect()
+            built.outputs.iter().map(|(p, h)| LockOutput { path: p.clone(), sha256: h.clone() }).collect()
         },
     };
     crate::artifact::json::to_go_json(&lock)
@@ -162,7 +144,7 @@ pub(crate) fn build(
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
 /// lock (which may be committed) cannot confirm a guessed token offline.
-fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>) -> String {
+pub(crate) fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>) -> String {
     if a.secret { sha256_hex(&crate::secrets::mask(&a.bytes, secrets)) } else { sha256_hex(&a.bytes) }
 }
 

@@ -11,7 +11,7 @@
 //! [`mask`] replaces every encoding of every value, whatever its length, with `${VAR}`:
 //! diffs and anything else shown to a user go through it.
 
-use crate::artifact::ArtifactSet;
+use crate::artifact::Artifact;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, Token};
 use crate::sourcemap::{FileId, Loc, SourceFile, SourceMap};
@@ -122,9 +122,15 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
 
 /// Scans `redacted` (artifacts rendered with `${VAR}` in place of every token). A leak is
 /// pointed at the input its value is found in (see [`origins`]); `pod` is the pod file.
-/// A rendering shared by several agents is scanned once, under its first path.
-pub(crate) fn scan(redacted: &ArtifactSet, secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
-    scan_files(redacted.distinct().map(|(p, a)| (p, &a.bytes[..])), secrets, inputs, pod)
+/// A rendering shared by several agents is scanned once, under its first path in path
+/// order. Only the leaks: the scan's warnings come from [`scan_files`] once per compile,
+/// not once per batch of files.
+pub(crate) fn scan(redacted: &[(String, Artifact)], secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
+    let mut sorted: Vec<&(String, Artifact)> = redacted.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut seen = std::collections::HashSet::new();
+    let files = sorted.into_iter().filter(|(_, a)| seen.insert(a.rendering())).map(|(p, a)| (p.as_str(), &a.bytes[..]));
+    scan_files(files, secrets, inputs, pod).into_iter().filter(Diagnostic::is_error).collect()
 }
 
 /// Scans files about to be written that must hold no token at all.
@@ -260,9 +266,9 @@ mod tests {
     fn every_json_encoding_is_found_and_masked() {
         let secrets = one("tok&<secret>\"\\x");
         let go = crate::artifact::json::to_go_json(&serde_json::json!({ "a": "tok&<secret>\"\\x" }));
-        let mut set = ArtifactSet::default();
-        set.insert("tools.json", go.clone());
-        set.insert("plain.json", serde_json::to_vec(&serde_json::json!({ "a": "tok&<secret>\"\\x" })).unwrap());
+        let file = |bytes: Vec<u8>| Artifact { bytes: bytes.into(), secret: false, executable: false };
+        let plain = serde_json::to_vec(&serde_json::json!({ "a": "tok&<secret>\"\\x" })).unwrap();
+        let set = [("tools.json".to_string(), file(go.clone())), ("plain.json".to_string(), file(plain))];
         let found = scan(&set, &secrets, &SourceMap::default(), FileId(0));
         assert_eq!(found.iter().filter(|d| d.code == codes::LEAK).count(), 2, "{found:?}");
         let masked = String::from_utf8(mask(&go, &secrets)).unwrap();
@@ -273,7 +279,9 @@ mod tests {
     fn short_values_are_masked_though_not_scanned() {
         let secrets = one("abc");
         assert_eq!(mask(b"x abc y", &secrets), b"x ${TOKEN} y");
-        assert!(scan(&ArtifactSet::default(), &secrets, &SourceMap::default(), FileId(0)).iter().all(|d| d.code == codes::TOO_SHORT));
+        let warned = scan_files(std::iter::empty(), &secrets, &SourceMap::default(), FileId(0));
+        assert!(!warned.is_empty() && warned.iter().all(|d| d.code == codes::TOO_SHORT), "{warned:?}");
+        assert!(scan(&[], &secrets, &SourceMap::default(), FileId(0)).is_empty(), "the per-batch scan holds leaks only");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The compiled tree in memory ([`ArtifactSet`]) and its byte-exact JSON encoding: what
-//! projection produces and the output layer writes. A leaf every layer may use.
+//! The compiled tree ([`ArtifactSet`] in memory, or a [`Sink`] it streams into) and its
+//! byte-exact JSON encoding: what projection produces and the output layer writes. A leaf
+//! every layer may use.
 
 pub(crate) mod json;
 
@@ -59,5 +60,32 @@ impl ArtifactSet {
     pub fn distinct(&self) -> impl Iterator<Item = (&str, &Artifact)> {
         let mut seen = std::collections::HashSet::new();
         self.0.iter().filter(move |(_, a)| seen.insert(a.rendering())).map(|(p, a)| (p.as_str(), a))
+    }
+}
+
+/// A file on its way to a [`Sink`], with the hash the lock records for it.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub path: String,
+    pub artifact: Artifact,
+    /// Hex SHA-256 of its bytes (with inline tokens masked: see `lock`).
+    pub sha256: String,
+}
+
+/// Where the compile puts the tree, a batch of files at a time, `clawc.lock` last: a
+/// batch's bytes may be dropped once taken, so a compile that writes as it goes holds one
+/// batch, not the tree. The batches are the same and come in the same order whatever
+/// the thread count.
+pub trait Sink {
+    /// Takes one batch. An error stops the sink: the compile goes on (its own errors come
+    /// first) but puts nothing more.
+    fn put(&mut self, batch: Vec<Output>) -> Result<(), crate::diag::Diagnostic>;
+}
+
+/// The whole tree in memory (the library API, `--check`, the golden tests).
+impl Sink for ArtifactSet {
+    fn put(&mut self, batch: Vec<Output>) -> Result<(), crate::diag::Diagnostic> {
+        self.0.extend(batch.into_iter().map(|o| (o.path, o.artifact)));
+        Ok(())
     }
 }

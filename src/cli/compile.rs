@@ -7,7 +7,7 @@ use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
 use crate::grant::SecretMode;
 use crate::image::ImageSource;
-use crate::output::write::{WriteOptions, write_tree_with};
+use crate::output::write::{WriteOptions, Writer};
 use crate::sourcemap::SourceMap;
 use crate::{Options, compile};
 use clap::{Args, ValueEnum};
@@ -106,24 +106,39 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             return code;
         }
     }
-    let compiled = compile(&opts);
-    if !(args.check && args.format == Format::Json) {
-        super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
-    }
-    let Some(artifacts) = compiled.artifacts.as_ref() else {
-        if args.check && args.format == Format::Json {
-            super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), Answer::Compile, compiled.exit_code());
-            return compiled.exit_code();
-        }
-        summary(args.format, "failed", compiled.exit_code(), None, &compiled);
-        return compiled.exit_code();
-    };
     let records = (opts.check_records.as_deref(), &untrusted[..]);
     if args.check {
+        let compiled = compile(&opts);
+        if args.format == Format::Human {
+            super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
+        }
+        let Some(artifacts) = compiled.artifacts.as_ref() else {
+            if args.format == Format::Json {
+                super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), Answer::Compile, compiled.exit_code());
+            } else {
+                summary(args.format, "failed", compiled.exit_code(), None, &compiled);
+            }
+            return compiled.exit_code();
+        };
         return check(&args, &settings, &out, artifacts, &compiled, records);
     }
+    // The tree is written as it is compiled, a batch of agent services at a time, so the
+    // compile never holds it whole; nothing in `out` changes before the commit, after the
+    // last batch, and a compile that fails removes what it staged.
     let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
-    match write_tree_with(&out, artifacts, &compiled.secrets, write) {
+    let mut writer = Writer::new(&out, write, secrets == SecretMode::Redact);
+    let (compiled, refused) = crate::compile::compile_into(&opts, &mut writer);
+    super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
+    if compiled.diagnostics.has_errors() {
+        drop(writer);
+        summary(args.format, "failed", compiled.exit_code(), None, &compiled);
+        return compiled.exit_code();
+    }
+    let written = match refused {
+        Some(d) => Err(d),
+        None => writer.finish(&compiled.secrets),
+    };
+    match written {
         Ok(w) if w.refused => {
             let mut held = crate::diag::Diagnostics(w.warnings.clone());
             held.promote_warnings(&settings.strict_by());

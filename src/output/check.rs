@@ -4,7 +4,7 @@
 //! by its kind, and its target is never read. A file is a `delete` only if the compile
 //! would delete it (a regular file whose hash the previous lock records).
 
-use super::known::Known;
+use super::known::{Known, NewLock};
 use super::write::{LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
 use crate::artifact::ArtifactSet;
 use crate::diag::Diagnostic;
@@ -93,15 +93,18 @@ pub fn drift_with(
     }
     let lock = previous_lock(out)?;
     let previous = lock.outputs().unwrap_or(&NONE);
-    let known = match (records, &lock) {
-        (Some(_), Previous::Lock(lock)) => Some(Known::load(out, Some(lock), artifacts, records, untrusted)),
+    let new_lock = NewLock::among(artifacts);
+    let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
+    let known = match (records, &lock, &new_lock) {
+        (Some(_), Previous::Lock(lock), Some(new)) => Some(Known::load(out, Some(lock), new.redacted(), records, untrusted)),
         _ => None,
     };
     let mut dirs = disk::Dirs::default();
     for (rel, a) in &artifacts.0 {
         if let Some(known) = &known
             && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, rel, &mut dirs)
-            && known.vouches(previous, rel, a, &meta)
+            && let Some(sha256) = hashes.get(rel.as_str())
+            && known.vouches(previous, rel, a, sha256, &meta)
         {
             continue;
         }

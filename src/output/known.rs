@@ -24,25 +24,19 @@ use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// What the previous compile's record says of the tree, and what the new lock will
-/// record.
-pub(crate) struct Known<'a> {
+/// What the previous compile's record says of the tree.
+pub(crate) struct Known {
     /// The record bound to the previous lock, if there is a whole one (and both locks are
     /// redacted).
     vouched: Option<Record>,
-    /// The new lock's outputs: path → index in `lock` (empty unless the new tree is
-    /// redacted).
-    next: HashMap<&'a str, usize>,
-    /// The new lock, for the record written after the write.
-    lock: Option<(NewLock<'a>, [u8; 32])>,
     /// Where the record of this `--out` is kept (`None`: no record is read or written).
     at: Option<PathBuf>,
 }
 
-/// What a record needs of the new lock, read from its bytes among the artifacts without
-/// copying them (at 10,000 agents it lists 31,622 outputs).
+/// What a record needs of the new lock, read from its bytes without copying them (at
+/// 10,000 agents it lists 31,622 outputs).
 #[derive(Deserialize)]
-struct NewLock<'a> {
+pub(crate) struct NewLock<'a> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
     inputs: Vec<serde::de::IgnoredAny>,
@@ -58,46 +52,33 @@ struct NewOutput<'a> {
     sha256: Cow<'a, str>,
 }
 
-impl<'a> Known<'a> {
+impl<'a> NewLock<'a> {
+    /// The lock among `artifacts`, if there is one clawc can read.
+    pub(crate) fn among(artifacts: &'a ArtifactSet) -> Option<NewLock<'a>> {
+        serde_json::from_slice(&artifacts.0.get(LOCK)?.bytes).ok()
+    }
+
+    /// Whether it records a redacted tree (the only kind a record is kept for).
+    pub(crate) fn redacted(&self) -> bool {
+        self.secrets == crate::lock::mode_name(crate::grant::SecretMode::Redact)
+    }
+
+    /// Each output's hash, by path.
+    pub(crate) fn hashes(&self) -> HashMap<&str, &str> {
+        self.outputs.iter().map(|o| (o.path.as_ref(), o.sha256.as_ref())).collect()
+    }
+}
+
+impl Known {
     /// What `old_lock` (what the lock found in `out` said) and its record under `records`
-    /// (the records' directory; `None` with `--no-cache`) say of `out`, and what the new
-    /// lock among `artifacts` will record; `untrusted` are the directories a record may
-    /// not lie in (the input root).
-    pub(crate) fn load(
-        out: &Path,
-        old_lock: Option<&PreviousLock>,
-        artifacts: &'a ArtifactSet,
-        records: Option<&Path>,
-        untrusted: &[&Path],
-    ) -> Known<'a> {
-        let empty = Known { vouched: None, next: HashMap::new(), lock: None, at: None };
-        if records.is_none() {
-            // --no-cache: nothing is vouched for, nothing recorded.
-            return empty;
-        }
-        let lock = artifacts
-            .0
-            .get(LOCK)
-            .and_then(|a| Some((serde_json::from_slice::<NewLock<'a>>(&a.bytes).ok()?, record::lock_digest(&a.bytes))));
-        let redacted = lock.as_ref().is_some_and(|(l, _)| l.secrets == crate::lock::mode_name(crate::grant::SecretMode::Redact));
+    /// (the records' directory; `None` with `--no-cache`) say of `out`, for a new tree that
+    /// is `redacted` or not; `untrusted` are the directories a record may not lie in (the
+    /// input root).
+    pub(crate) fn load(out: &Path, old_lock: Option<&PreviousLock>, redacted: bool, records: Option<&Path>, untrusted: &[&Path]) -> Known {
+        // --no-cache, or tokens in the tree: nothing is vouched for, nothing recorded.
         let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
-        if !redacted || at.is_none() {
-            return empty;
-        }
-        let mut known = Known { at, ..empty };
-        if let Some(old) = old_lock.filter(|l| l.redacted) {
-            known.vouched = known.at.as_ref().and_then(|p| record::load(p, &old.digest, old.inputs, old.listed));
-        }
-        if let Some((new, _)) = &lock {
-            known.next = new
-                .outputs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, o)| Some((artifacts.0.get_key_value(o.path.as_ref())?.0.as_str(), i)))
-                .collect();
-        }
-        known.lock = lock;
-        known
+        let vouched = old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
+        Known { vouched, at }
     }
 
     /// Whether a record of the previous tree was found.
@@ -105,24 +86,30 @@ impl<'a> Known<'a> {
         self.vouched.is_some()
     }
 
-    /// Whether `rel`, found on disk with `meta`, already holds `a`'s bytes by the previous
-    /// lock's `outputs` and the record, without reading it.
-    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, meta: &Metadata) -> bool {
+    /// Whether `rel`, found on disk with `meta`, already holds `a`'s bytes (whose hash as
+    /// the new lock records it is `sha256`) by the previous lock's `outputs` and the
+    /// record, without reading it.
+    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> bool {
         if a.secret || meta.permissions().mode() & 0o777 != a.mode() {
             return false;
         }
-        let (Some((i, old)), Some((lock, _))) = (previous.get(rel), &self.lock) else { return false };
-        self.next.get(rel).is_some_and(|&new| lock.outputs[new].sha256 == old.as_str())
-            && self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, &Stamp::of(meta)))
+        let Some((i, old)) = previous.get(rel) else { return false };
+        old == sha256 && self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, &Stamp::of(meta)))
     }
 
-    /// After the write: records the new lock's outputs, taking `seen` (stamps of the
-    /// files found current, by path) and looking at the files written now.
-    pub(crate) fn store(&self, out: &Path, seen: &HashMap<&str, Stamp>, jobs: usize) {
-        let (Some(at), Some((lock, digest))) = (&self.at, &self.lock) else { return };
+    /// After the write: records the outputs of `lock` (the new lock's bytes), taking
+    /// `seen` (stamps of the files found current, by path) and looking at the files
+    /// written now.
+    pub(crate) fn store(&self, out: &Path, seen: &HashMap<String, Stamp>, lock: &[u8], jobs: usize) {
+        let Some(at) = &self.at else { return };
+        let Ok(lock) = serde_json::from_slice::<NewLock<'_>>(lock).map(|l| (record::lock_digest(lock), l)) else { return };
+        let (digest, lock) = lock;
+        if !lock.redacted() {
+            return;
+        }
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
-        let mut next = Record::new(*digest, time, lock.inputs.len(), lock.outputs.len(), 0);
+        let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);
         let threads = if lock.outputs.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
         let looks = crate::jobs::map_runs(&lock.outputs, threads, 256, |_, run| {
             let mut walk = crate::disk::Walk::new(out).ok();

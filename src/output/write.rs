@@ -16,19 +16,19 @@
 //! locked (`flock`) for the whole transaction, so concurrent compiles into one `--out` wait
 //! for each other instead of interleaving.
 
-use super::known::Known;
+use super::known::{Known, NewLock};
 use super::record::Stamp;
-use crate::artifact::{Artifact, ArtifactSet};
+use crate::artifact::{Artifact, ArtifactSet, Output, Sink};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::LOCK;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -101,39 +101,207 @@ pub fn write_tree_with(
     secrets: &BTreeMap<String, String>,
     opts: WriteOptions<'_>,
 ) -> Result<WriteSummary, Diagnostic> {
-    check_names(artifacts)?;
-    prepare_out(out)?;
-    let _lock = lock_out(out)?;
-    recover(out)?;
-    let Planned { journal, mut summary, known, seen } = plan(out, artifacts, secrets, &opts)?;
-    if opts.strict && !summary.warnings.is_empty() {
-        summary.refused = true;
-        return Ok(summary);
+    check_names(artifacts.0.keys())?;
+    let new_lock = NewLock::among(artifacts);
+    let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
+    let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(NewLock::redacted));
+    let output = |(rel, a): (&String, &Artifact)| {
+        let sha256 = hashes.get(rel.as_str()).map_or_else(|| crate::lock::output_hash(a, secrets), |h| h.to_string());
+        Output { path: rel.clone(), artifact: a.clone(), sha256 }
+    };
+    // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
+    let mut order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK)).map(output).peekable();
+    while order.peek().is_some() {
+        writer.put(order.by_ref().take(PLAN_BATCH).collect())?;
     }
-    let threads = crate::jobs::threads(opts.jobs);
-    if journal.writes.is_empty() && journal.deletes.is_empty() {
-        // Everything vouched for: the record already says all there is to say.
-        if summary.vouched < summary.unchanged || !known.has_record() {
-            known.store(out, &seen, threads);
+    writer.finish(secrets)
+}
+
+/// A write into `--out` that takes the tree a batch at a time (a [`Sink`]), `clawc.lock`
+/// last, and [`finish`](Writer::finish)es once the compile is done. Each batch is
+/// validated and what changes is staged at once, so a batch's bytes can be dropped; the
+/// tree itself is touched only by the commit, after the last batch. Nothing is done
+/// before the first batch (a compile that fails early leaves no trace), and a writer
+/// dropped unfinished removes its staging, and `--out` itself if it made it and it is
+/// still empty.
+pub struct Writer<'o> {
+    out: &'o Path,
+    opts: WriteOptions<'o>,
+    redacted: bool,
+    open: Option<Open>,
+}
+
+/// A writer's state from its first batch on.
+struct Open {
+    /// The `flock` on `--out`, held until the writer is done.
+    _flock: fs::File,
+    previous: Previous,
+    known: Known,
+    journal: Journal,
+    summary: WriteSummary,
+    /// The stamps of the files found to hold their new bytes already.
+    seen: HashMap<String, Stamp>,
+    /// Every path put, for the stale files of the previous tree.
+    paths: HashSet<String>,
+    /// The new `clawc.lock`, written last.
+    lock: Option<Output>,
+    /// Whether `<out>/.clawc-stage` was made by this writer.
+    staging: bool,
+    /// The directories made for `--out` (outermost first).
+    made: Vec<PathBuf>,
+    threads: usize,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl<'o> Writer<'o> {
+    /// A writer of a tree that is `redacted` (whose outputs may be vouched for by a stat
+    /// record) or not into `out`. Touches nothing yet.
+    pub fn new(out: &'o Path, opts: WriteOptions<'o>, redacted: bool) -> Self {
+        Writer { out, opts, redacted, open: None }
+    }
+
+    /// Takes the write lock of `out` and reads what the previous compile left there.
+    fn open(&mut self) -> Result<&mut Open, Diagnostic> {
+        if self.open.is_none() {
+            let made = missing_directories(self.out);
+            prepare_out(self.out)?;
+            let open = (|| {
+                let flock = lock_out(self.out)?;
+                recover(self.out)?;
+                let previous = previous_lock(self.out)?;
+                let old = match &previous {
+                    Previous::Lock(l) => Some(l),
+                    _ => None,
+                };
+                let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
+                Ok(Open {
+                    _flock: flock,
+                    previous,
+                    known,
+                    journal: Journal::default(),
+                    summary: WriteSummary::default(),
+                    seen: HashMap::new(),
+                    paths: HashSet::new(),
+                    lock: None,
+                    staging: false,
+                    made: Vec::new(),
+                    threads: crate::jobs::threads(self.opts.jobs),
+                    interrupted: watch_signals(),
+                })
+            })();
+            match open {
+                Ok(o) => self.open = Some(Open { made, ..o }),
+                Err(d) => {
+                    remove_made(&made);
+                    return Err(d);
+                }
+            }
         }
-        return Ok(summary);
+        Ok(self.open.as_mut().expect("opened above"))
     }
-    let interrupted = watch_signals();
-    if let Err(d) = stage(out, artifacts, &journal, &interrupted, threads) {
-        let _ = fs::remove_dir_all(out.join(STAGE));
-        return Err(d);
+
+    /// After the last batch: decides what of the previous tree is stale, then commits
+    /// and applies the write (or, with `strict` and a warning, refuses it).
+    pub fn finish(mut self, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
+        let out = self.out;
+        let strict = self.opts.strict;
+        self.open()?;
+        let open = self.open.as_mut().expect("opened above");
+        if let Some(lock) = open.lock.take() {
+            let first = open.journal.writes.len();
+            open.plan(out, std::slice::from_ref(&lock))?;
+            if open.journal.writes.len() > first {
+                let dir = open.staging(out)?;
+                open.stage(&dir, &[(open.journal.writes[first].0.as_str(), &lock.artifact)])?;
+            }
+            open.lock = Some(lock);
+        }
+        open.stale(out, secrets)?;
+        legacy_manifest(out, &mut open.journal);
+        if strict && !open.summary.warnings.is_empty() {
+            let mut summary = std::mem::take(&mut open.summary);
+            summary.refused = true;
+            return Ok(summary);
+        }
+        let mut open = self.open.take().expect("opened above");
+        let lock_bytes = open.lock.as_ref().map(|l| l.artifact.bytes.clone()).unwrap_or_else(|| Arc::from(&[][..]));
+        if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
+            // Everything vouched for: the record already says all there is to say.
+            if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
+                open.known.store(out, &open.seen, &lock_bytes, open.threads);
+            }
+            return Ok(open.summary);
+        }
+        let committed = open.commit(out);
+        if let Err(d) = committed {
+            let _ = fs::remove_dir_all(out.join(STAGE));
+            return Err(d);
+        }
+        apply(out, &open.journal, true)?;
+        open.known.store(out, &open.seen, &lock_bytes, open.threads);
+        let mut summary = std::mem::take(&mut open.summary);
+        summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
+        summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
+        summary.written.sort();
+        Ok(summary)
     }
-    apply(out, &journal, true)?;
-    known.store(out, &seen, threads);
-    summary.written = journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
-    summary.removed = journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
-    summary.written.sort();
-    Ok(summary)
+}
+
+impl Sink for Writer<'_> {
+    fn put(&mut self, mut batch: Vec<Output>) -> Result<(), Diagnostic> {
+        check_names(batch.iter().map(|o| &o.path))?;
+        let out = self.out;
+        let open = self.open()?;
+        if let Some(i) = batch.iter().position(|o| o.path == LOCK) {
+            open.lock = Some(batch.remove(i));
+        }
+        let first = open.journal.writes.len();
+        open.plan(out, &batch)?;
+        let staged = open.journal.writes.len() - first;
+        if staged > 0 {
+            let dir = open.staging(out)?;
+            let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (o.path.as_str(), &o.artifact)).collect();
+            let writes: Vec<(&str, &Artifact)> = open.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
+            open.stage(&dir, &writes)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Writer<'_> {
+    /// Unfinished (the compile failed, or a batch was refused): the staging goes, and so
+    /// does `--out` if this writer made it and nothing else is in it.
+    fn drop(&mut self) {
+        if let Some(open) = self.open.take() {
+            if open.staging {
+                let _ = fs::remove_dir_all(self.out.join(STAGE));
+            }
+            let made = open.made.clone();
+            drop(open);
+            remove_made(&made);
+        }
+    }
+}
+
+/// `out` and those of its parents that do not exist, outermost first.
+fn missing_directories(out: &Path) -> Vec<PathBuf> {
+    let mut made: Vec<PathBuf> = out.ancestors().take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+    made.reverse();
+    made
+}
+
+/// Removes the directories a writer made, innermost first, each only if empty.
+fn remove_made(made: &[PathBuf]) {
+    for dir in made.iter().rev() {
+        if fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 /// Every output path must be plain names, and none may be clawc's own bookkeeping.
-fn check_names(artifacts: &ArtifactSet) -> Result<(), Diagnostic> {
-    for rel in artifacts.0.keys() {
+fn check_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> Result<(), Diagnostic> {
+    for rel in paths {
         let first = rel.split('/').next().unwrap_or_default();
         if !is_safe_relative(rel) || [STAGE, LEGACY_MANIFEST].contains(&first) {
             return Err(Diagnostic::error(codes::INVALID_NAME, format!("refusing to write the output path {rel:?}")).help(
@@ -266,93 +434,71 @@ impl Previous {
     }
 }
 
-/// What [`plan`] decided, and what it saw on the way.
-struct Planned<'a> {
-    journal: Journal,
-    summary: WriteSummary,
-    known: Known<'a>,
-    /// The stamps of the files found to hold their new bytes already.
-    seen: HashMap<&'a str, Stamp>,
-}
-
 /// How many outputs a write's plan looks at before deciding them.
 const PLAN_BATCH: usize = 512;
 
-/// Decides every write and delete, refusing before anything is touched.
-fn plan<'a>(
-    out: &Path,
-    artifacts: &'a ArtifactSet,
-    secrets: &BTreeMap<String, String>,
-    opts: &WriteOptions<'_>,
-) -> Result<Planned<'a>, Diagnostic> {
-    let lock = previous_lock(out)?;
-    let previous = lock.outputs();
-    let old = match &lock {
-        Previous::Lock(l) => Some(l),
-        _ => None,
-    };
-    let known = Known::load(out, old, artifacts, opts.records, opts.untrusted);
-    let owned = |rel: &str| rel == LOCK || previous.is_some_and(|p| p.contains_key(rel));
-    let mut journal = Journal::default();
-    let mut summary = WriteSummary::default();
-    let mut seen = HashMap::new();
-    // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
-    let mut order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK));
-    // What is at the outputs' paths is looked at a batch at a time, on every core for a
-    // big tree (each run keeping the directories it has seen), then decided in order. A
-    // small batch holds little beside the tree: 512 `lstat`s.
-    let threads = if artifacts.0.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { crate::jobs::threads(opts.jobs) };
-    let mut batch = Vec::with_capacity(PLAN_BATCH);
-    loop {
-        batch.clear();
-        batch.extend(order.by_ref().take(PLAN_BATCH));
-        if batch.is_empty() {
-            break;
-        }
-        let looks = crate::jobs::map_runs(&batch, threads, PLAN_BATCH / 2, |_, run| {
-            let mut dirs = disk::Dirs::default();
-            run.iter().map(|(rel, _)| disk::inspect_in(out, rel, &mut dirs)).collect::<Vec<_>>()
-        });
-        for (&(rel, a), found) in batch.iter().zip(looks.into_iter().flatten()) {
-            let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
-            match found {
-                Found::Missing => {}
-                Found::File(meta) if previous.is_some_and(|p| known.vouches(p, rel, a, &meta)) => {
-                    summary.unchanged += 1;
-                    summary.vouched += 1;
-                    seen.insert(rel.as_str(), Stamp::of(&meta));
-                    continue;
+impl Open {
+    /// Decides each of `batch` in order (skip it, or stage it), refusing before anything is
+    /// touched. What is at the paths is looked at [`PLAN_BATCH`] at a time, on every core
+    /// for a big batch (each run keeping the directories it has seen).
+    fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
+        let previous = self.previous.outputs();
+        let owned = |rel: &str| rel == LOCK || previous.is_some_and(|p| p.contains_key(rel));
+        let threads = if batch.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { self.threads };
+        for chunk in batch.chunks(PLAN_BATCH) {
+            let looks = crate::jobs::map_runs(chunk, threads, PLAN_BATCH / 2, |_, run| {
+                let mut dirs = disk::Dirs::default();
+                run.iter().map(|o| disk::inspect_in(out, &o.path, &mut dirs)).collect::<Vec<_>>()
+            });
+            for (o, found) in chunk.iter().zip(looks.into_iter().flatten()) {
+                let (rel, a) = (&o.path, &o.artifact);
+                self.paths.insert(rel.clone());
+                let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
+                match found {
+                    Found::Missing => {}
+                    Found::File(meta) if previous.is_some_and(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
+                        self.summary.unchanged += 1;
+                        self.summary.vouched += 1;
+                        self.seen.insert(rel.clone(), Stamp::of(&meta));
+                        continue;
+                    }
+                    Found::File(meta) if is_current(out, rel, a, &meta) => {
+                        self.summary.unchanged += 1;
+                        self.seen.insert(rel.clone(), Stamp::of(&meta));
+                        continue;
+                    }
+                    Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
+                    Found::File(_) if same_bytes(out, rel, a) => {}
+                    Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+                    Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
-                Found::File(meta) if is_current(out, rel, a, &meta) => {
-                    summary.unchanged += 1;
-                    seen.insert(rel.as_str(), Stamp::of(&meta));
-                    continue;
+                self.journal.writes.push((self.journal.writes.len().to_string(), rel.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The previous tree's files the new one no longer has: deleted if they are what
+    /// clawc wrote, else left with a warning.
+    fn stale(&mut self, out: &Path, secrets: &BTreeMap<String, String>) -> Result<(), Diagnostic> {
+        let Some(previous) = self.previous.outputs() else { return Ok(()) };
+        for (rel, (_, hash)) in previous.iter().filter(|(r, _)| !self.paths.contains(*r) && *r != LOCK) {
+            match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
+                Contents::Missing => {}
+                Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
+                    self.journal.deletes.push((rel.clone(), sha256_hex(&b)));
                 }
-                Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
-                Found::File(_) if same_bytes(out, rel, a) => {}
-                Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
-                Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
+                _ => self.summary.warnings.push(
+                    Diagnostic::warning(
+                        codes::KEPT,
+                        format!("left `{rel}` in place: clawc no longer writes it, but it is not the file clawc wrote"),
+                    )
+                    .help("it was edited or replaced after the last compile; delete it yourself if it is not needed"),
+                ),
             }
-            journal.writes.push((journal.writes.len().to_string(), rel.clone()));
         }
+        Ok(())
     }
-    for (rel, (_, hash)) in previous.into_iter().flatten().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
-        match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
-            Contents::Missing => {}
-            Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
-                journal.deletes.push((rel.clone(), sha256_hex(&b)));
-            }
-            _ => summary.warnings.push(
-                Diagnostic::warning(
-                    codes::KEPT,
-                    format!("left `{rel}` in place: clawc no longer writes it, but it is not the file clawc wrote"),
-                )
-                .help("it was edited or replaced after the last compile; delete it yourself if it is not needed"),
-            ),
-        }
-    }
-    legacy_manifest(out, &mut journal);
-    Ok(Planned { journal, summary, known, seen })
 }
 
 /// The manifest older clawc versions wrote is removed (when it is one).
@@ -412,36 +558,53 @@ fn not_owned(out: &Path, rel: &str, found: &Found, lock_unreadable: bool) -> Dia
 /// Below this many files the staging is written by the calling thread.
 const PARALLEL_MIN_FILES: usize = 512;
 
-/// Writes each file to `<out>/.clawc-stage/<n>`, then the journal (the commit point).
-/// The files are independent of each other, so contiguous runs of them are written on up
-/// to `threads` threads; the journal is written only once every one is staged, and a
-/// failure or interruption anywhere stops every run before its next file.
-fn stage(out: &Path, artifacts: &ArtifactSet, journal: &Journal, interrupted: &AtomicBool, threads: usize) -> Result<(), Diagnostic> {
-    let dir = out.join(STAGE);
-    fs::create_dir(&dir).map_err(|e| io("create staging directory", &dir, e))?;
-    let threads = if journal.writes.len() < PARALLEL_MIN_FILES { 1 } else { threads };
-    let failed = AtomicBool::new(false);
-    let runs = crate::jobs::map_runs(&journal.writes, threads, 64, |_, run| {
-        for (name, rel) in run {
-            if interrupted.load(Ordering::SeqCst) {
-                return Err(interruption());
+impl Open {
+    /// Writes each of `writes` (staged name, bytes) to `<out>/.clawc-stage/<name>`. The
+    /// files are independent of each other, so contiguous runs of them are written on up
+    /// to `threads` threads; a failure or interruption anywhere stops every run before its
+    /// next file.
+    fn stage(&self, dir: &Path, writes: &[(&str, &Artifact)]) -> Result<(), Diagnostic> {
+        let threads = if writes.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
+        let failed = AtomicBool::new(false);
+        let interrupted = &self.interrupted;
+        let runs = crate::jobs::map_runs(writes, threads, 64, |_, run| {
+            for (name, a) in run {
+                if interrupted.load(Ordering::SeqCst) {
+                    return Err(interruption());
+                }
+                if failed.load(Ordering::SeqCst) {
+                    // Another run failed; its error is the one reported.
+                    return Ok(());
+                }
+                stage_one(dir, name, a).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
             }
-            if failed.load(Ordering::SeqCst) {
-                // Another run failed; its error is the one reported.
-                return Ok(());
-            }
-            stage_one(&dir, name, &artifacts.0[rel]).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
-        }
-        Ok(())
-    });
-    // The first failure in journal order.
-    runs.into_iter().collect::<Result<Vec<()>, Diagnostic>>()?;
-    let tmp = dir.join(format!("{JOURNAL}.tmp"));
-    fs::write(&tmp, serde_json::to_vec(journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;
-    if interrupted.load(Ordering::SeqCst) {
-        return Err(interruption());
+            Ok(())
+        });
+        // The first failure in journal order.
+        runs.into_iter().collect::<Result<Vec<()>, Diagnostic>>().map(|_| ())
     }
-    fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))
+
+    /// `<out>/.clawc-stage`, made the first time it is wanted.
+    fn staging(&mut self, out: &Path) -> Result<PathBuf, Diagnostic> {
+        let dir = out.join(STAGE);
+        if !self.staging {
+            fs::create_dir(&dir).map_err(|e| io("create staging directory", &dir, e))?;
+            self.staging = true;
+        }
+        Ok(dir)
+    }
+
+    /// Writes the journal once every file is staged: the commit point.
+    fn commit(&mut self, out: &Path) -> Result<(), Diagnostic> {
+        // Made here when there are only deletes.
+        let dir = self.staging(out)?;
+        let tmp = dir.join(format!("{JOURNAL}.tmp"));
+        fs::write(&tmp, serde_json::to_vec(&self.journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Err(interruption());
+        }
+        fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))
+    }
 }
 
 /// Stages one file as `<dir>/<name>`: created new (never through anything already

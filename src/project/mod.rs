@@ -22,7 +22,7 @@ pub(crate) mod native;
 pub(crate) mod report;
 pub(crate) mod skills;
 
-use crate::artifact::{Artifact, ArtifactSet};
+use crate::artifact::Artifact;
 use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
 use crate::pod::{Claw, Pod};
@@ -35,22 +35,24 @@ use std::sync::Arc;
 /// The report index's path in the tree.
 pub(crate) const REPORT: &str = "report.json";
 
-/// The per-agent artifacts (each agent service's report among them), and the report index's
-/// entries. The index is rendered last ([`Projected::with_report`]), once the leak scan has
-/// added its warnings.
-pub(crate) struct Projected<'a> {
-    pub artifacts: ArtifactSet,
-    agents: Vec<report::IndexEntry<'a>>,
-}
-
 /// Below this many agent ids a pod is projected on the calling thread: its rendering
 /// takes less than starting a thread costs.
 pub(crate) const PARALLEL_MIN_AGENTS: usize = 64;
 
-/// Builds every per-agent artifact with tokens redacted (`${VAR}`); [`Projected::inline`]
-/// then writes literal tokens where `--secrets inline` asks for them. Agent services are
-/// rendered on up to `threads` threads (each service's rendering is independent of the
-/// others') and put together in service order, as one thread would.
+/// How many agent ids a batch of agent services holds (a service is never split, so a
+/// batch may hold more): what a compile that writes as it goes holds at once.
+pub(crate) const BATCH_AGENTS: usize = 512;
+
+/// Agent services with their plans, in service order.
+pub(crate) type Services<'a> = [(&'a String, &'a Plan)];
+
+/// Renders every per-agent artifact (each agent service's report among them) with tokens
+/// redacted (`${VAR}`), a batch of whole agent services at a time, and hands each batch to
+/// `each` in service order; returns the report index's entries. [`inline`] then renders
+/// the files where `--secrets inline` asks for literal tokens, and [`index`] the report
+/// index, once the leak scan has added its warnings. The services of a batch are rendered
+/// on up to `threads` threads (each service's rendering is independent of the others');
+/// the batches are cut by agent count, so they are the same whatever `threads` is.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn project<'a>(
     pod: &'a Pod,
@@ -60,22 +62,36 @@ pub(crate) fn project<'a>(
     skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
     sources: &SourceMap,
     threads: usize,
-) -> Projected<'a> {
+    mut each: impl FnMut(&Services<'a>, Vec<(String, Artifact)>),
+) -> Vec<report::IndexEntry<'a>> {
     let services: Vec<(&'a String, &'a Plan)> = plans.iter().collect();
-    let agent_ids: usize = services.iter().filter_map(|(s, _)| pod.services[*s].claw.as_ref()).map(|c| c.count.max(1) as usize).sum();
+    let ids = |s: &str| pod.services[s].claw.as_ref().map_or(0, |c| c.count.max(1) as usize);
+    let agent_ids: usize = services.iter().map(|(s, _)| ids(s)).sum();
     let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
-    let rendered = crate::jobs::map_runs(&services, threads, 1, |_, run| {
-        run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
-    });
-    let mut out = ArtifactSet::default();
     let mut agents = Vec::new();
-    // In service order, so the tree is what one thread would have built, insert by insert.
-    for (files, reports) in rendered.into_iter().flatten() {
-        out.0.extend(files);
-        agents.extend(reports);
+    let mut rest = &services[..];
+    while !rest.is_empty() {
+        let mut take = 0;
+        let mut held = 0;
+        while take < rest.len() && (take == 0 || held + ids(rest[take].0) <= BATCH_AGENTS) {
+            held += ids(rest[take].0);
+            take += 1;
+        }
+        let (batch, tail) = rest.split_at(take);
+        rest = tail;
+        let rendered = crate::jobs::map_runs(batch, threads, 1, |_, run| {
+            run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
+        });
+        let mut files = Vec::new();
+        // In service order, so the batch is what one thread would have built.
+        for (f, reports) in rendered.into_iter().flatten() {
+            files.extend(f);
+            agents.extend(reports);
+        }
+        each(batch, files);
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
-    Projected { artifacts: out, agents }
+    agents
 }
 
 /// What one agent service renders: its files in insertion order, and its agents' entries
@@ -177,51 +193,43 @@ impl ServiceFiles {
     }
 }
 
-impl Projected<'_> {
-    /// The tree with literal tokens (`--secrets inline`): only the cllama files of agents
-    /// are rendered again; everything else is what the redacted projection made.
-    pub(crate) fn inline(
-        mut self,
-        pod: &Pod,
-        reg: &Registry,
-        plans: &BTreeMap<String, Plan>,
-        natives: &BTreeMap<String, NativePlan>,
-    ) -> Self {
-        for (service, n) in natives {
-            let claw = pod.services[service].claw.as_ref().expect("native plans exist only for x-claw agents");
+/// The files of `services` that hold literal tokens with `--secrets inline`, rendered
+/// again: only the cllama and runner files of agents carry tokens; everything else is
+/// what the redacted projection made.
+pub(crate) fn inline(pod: &Pod, reg: &Registry, services: &Services<'_>, natives: &BTreeMap<String, NativePlan>) -> Vec<(String, Artifact)> {
+    let mut out = Vec::new();
+    let file = |bytes: Arc<[u8]>, secret: bool| Artifact { bytes, secret, executable: false };
+    for &(service, plan) in services {
+        let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
+        if let Some(n) = natives.get(service) {
             for id in claw.agent_ids(service) {
                 for (name, bytes, secret) in native::files(&id, service, n, SecretMode::Inline) {
-                    self.artifacts.insert_secret(format!("runners/{id}/{name}"), bytes, secret);
+                    out.push((format!("runners/{id}/{name}"), file(bytes.into(), secret)));
                 }
             }
         }
-        for (service, plan) in plans {
-            let claw = pod.services[service].claw.as_ref().expect("plans exist only for x-claw agents");
-            if claw.cllama.is_empty() {
-                continue;
-            }
-            let files = ServiceFiles::render(reg, claw, plan, SecretMode::Inline);
-            for id in claw.agent_ids(service) {
-                for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Inline) {
-                    self.artifacts.insert_secret(format!("context/{id}/{name}"), bytes, secret);
-                }
+        if claw.cllama.is_empty() {
+            continue;
+        }
+        let files = ServiceFiles::render(reg, claw, plan, SecretMode::Inline);
+        for id in claw.agent_ids(service) {
+            for (name, bytes, secret) in files.for_agent(&id, plan, SecretMode::Inline) {
+                out.push((format!("context/{id}/{name}"), file(bytes, secret)));
             }
         }
-        self
     }
+    out
+}
 
-    /// The whole tree: the per-agent artifacts and the report index, `report.json`, with
-    /// `warnings`.
-    pub(crate) fn with_report(self, pod: &Pod, reg: &Registry, sources: &SourceMap, warnings: &[Diagnostic]) -> ArtifactSet {
-        let report = report::Report {
-            version: report::VERSION,
-            pod: &pod.name,
-            agents: self.agents,
-            services: report::services_report(pod, reg, sources),
-            warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
-        };
-        let mut out = self.artifacts;
-        out.insert(REPORT, crate::artifact::json::to_go_json(&report));
-        out
-    }
+/// The report index, `report.json`: the pod, its agents (`agents`, from [`project`]), its
+/// services, and every warning.
+pub(crate) fn index(pod: &Pod, reg: &Registry, agents: Vec<report::IndexEntry<'_>>, sources: &SourceMap, warnings: &[Diagnostic]) -> Vec<u8> {
+    let report = report::Report {
+        version: report::VERSION,
+        pod: &pod.name,
+        agents,
+        services: report::services_report(pod, reg, sources),
+        warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
+    };
+    crate::artifact::json::to_go_json(&report)
 }
