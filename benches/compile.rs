@@ -29,10 +29,15 @@ fn once(pod_dir: &Path, write: bool) -> Duration {
     let out = scratch();
     let opts = clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() };
     let start = Instant::now();
-    let compiled = clawc::compile(&opts);
-    let artifacts = compiled.artifacts.as_ref().unwrap_or_else(|| panic!("bench pod failed: {:?}", compiled.diagnostics.0.first()));
     if write {
-        clawc::output::write::write_tree(out.path(), artifacts, &compiled.secrets).unwrap();
+        // As `clawc compile` does it: the tree written as it is compiled.
+        let mut writer = clawc::output::write::Writer::new(out.path(), Default::default(), true);
+        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
+        assert!(compiled.exit_code() == 0 && failed.is_none(), "bench pod failed: {:?} {failed:?}", compiled.diagnostics.0.first());
+        writer.finish(&compiled.secrets).unwrap();
+    } else {
+        let compiled = clawc::compile(&opts);
+        assert!(compiled.artifacts.is_some(), "bench pod failed: {:?}", compiled.diagnostics.0.first());
     }
     start.elapsed()
 }
@@ -84,6 +89,9 @@ fn main() {
         println!("bench smoke test: {} agent ids compiled in {:.1} ms", COUNT, t.as_secs_f64() * 1e3);
         return;
     }
+    if let Some(bin) = std::env::var_os("CLAWC_BIN") {
+        peaks(Path::new(&bin));
+    }
     let small = scratch();
     let large = scratch();
     generate(small.path(), 30);
@@ -112,4 +120,42 @@ fn main() {
         written[0].as_secs_f64() / c1.as_secs_f64(),
         written[1].as_secs_f64() / c10.as_secs_f64()
     );
+}
+
+/// With `CLAWC_BIN` (a release `clawc`): the peak RSS of a fresh `clawc compile` and of a
+/// recompile of the same pod, at 3,000, 10,200 and 30,000 agent ids.
+fn peaks(bin: &Path) {
+    for services in [300, 1020, 3000] {
+        let pod = scratch();
+        generate(pod.path(), services);
+        let out = scratch();
+        let run = || {
+            let child = std::process::Command::new(bin)
+                .args(["compile", "--images", "none", "claw-pod.yml", "-o"])
+                .arg(out.path())
+                .current_dir(pod.path())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            peak_kib(child)
+        };
+        let (fresh, again) = (run(), run());
+        println!(
+            "peak RSS, clawc compile  {:>6} agent ids: fresh {:>6.1} MB   recompile {:>6.1} MB",
+            services * COUNT,
+            fresh as f64 / 1024.0,
+            again as f64 / 1024.0
+        );
+    }
+}
+
+/// Waits for `child` and returns its peak resident set (KiB), as `wait4` reports it.
+fn peak_kib(child: std::process::Child) -> i64 {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing into the two locals above.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "clawc compile failed");
+    usage.ru_maxrss
 }

@@ -578,7 +578,8 @@ pub(crate) fn build(
         if leaked {
             return;
         }
-        let files = if mode == SecretMode::Redact { files } else { with_inline(files, project::inline(&pod, &registry, services, &native)) };
+        let files =
+            if mode == SecretMode::Redact { files } else { with_inline(files, project::inline(&pod, &registry, services, &native)) };
         stream.put(files, &secrets, threads);
     });
     if diags.has_errors() {

@@ -101,13 +101,7 @@ pub(crate) struct Settings {
 }
 
 /// Builds the lock for `built.outputs` (which do not hold the lock).
-pub(crate) fn build(
-    inputs: &BTreeMap<String, InputEntry>,
-    sources: &SourceMap,
-    env: &Env,
-    settings: &Settings,
-    built: &Built,
-) -> Vec<u8> {
+pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: &Built) -> Vec<u8> {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -135,9 +129,7 @@ pub(crate) fn build(
         runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: {
-            built.outputs.iter().map(|(p, h)| LockOutput { path: p.clone(), sha256: h.clone() }).collect()
-        },
+        outputs: { built.outputs.iter().map(|(p, h)| LockOutput { path: p.clone(), sha256: h.clone() }).collect() },
     };
     crate::artifact::json::to_go_json(&lock)
 }

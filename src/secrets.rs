@@ -125,7 +125,12 @@ fn automaton(pats: &[(String, String)]) -> Option<AhoCorasick> {
 /// A rendering shared by several agents is scanned once, under its first path in path
 /// order. Only the leaks: the scan's warnings come from [`scan_files`] once per compile,
 /// not once per batch of files.
-pub(crate) fn scan(redacted: &[(String, Artifact)], secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
+pub(crate) fn scan(
+    redacted: &[(String, Artifact)],
+    secrets: &BTreeMap<String, String>,
+    inputs: &SourceMap,
+    pod: FileId,
+) -> Vec<Diagnostic> {
     let mut sorted: Vec<&(String, Artifact)> = redacted.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut seen = std::collections::HashSet::new();

@@ -77,7 +77,8 @@ impl Known {
     pub(crate) fn load(out: &Path, old_lock: Option<&PreviousLock>, redacted: bool, records: Option<&Path>, untrusted: &[&Path]) -> Known {
         // --no-cache, or tokens in the tree: nothing is vouched for, nothing recorded.
         let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
-        let vouched = old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
+        let vouched =
+            old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
         Known { vouched, at }
     }
 

@@ -106,7 +106,7 @@ pub fn write_tree_with(
     let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
     let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(NewLock::redacted));
     let output = |(rel, a): (&String, &Artifact)| {
-        let sha256 = hashes.get(rel.as_str()).map_or_else(|| crate::lock::output_hash(a, secrets), |h| h.to_string());
+        let sha256 = hashes.get(rel.as_str()).map_or_else(|| crate::lock::output_hash(a, secrets), ToString::to_string);
         Output { path: rel.clone(), artifact: a.clone(), sha256 }
     };
     // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
@@ -261,7 +261,8 @@ impl Sink for Writer<'_> {
         if staged > 0 {
             let dir = open.staging(out)?;
             let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (o.path.as_str(), &o.artifact)).collect();
-            let writes: Vec<(&str, &Artifact)> = open.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
+            let writes: Vec<(&str, &Artifact)> =
+                open.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
             open.stage(&dir, &writes)?;
         }
         Ok(())
@@ -285,7 +286,8 @@ impl Drop for Writer<'_> {
 
 /// `out` and those of its parents that do not exist, outermost first.
 fn missing_directories(out: &Path) -> Vec<PathBuf> {
-    let mut made: Vec<PathBuf> = out.ancestors().take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+    let mut made: Vec<PathBuf> =
+        out.ancestors().take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
     made.reverse();
     made
 }

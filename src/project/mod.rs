@@ -196,7 +196,12 @@ impl ServiceFiles {
 /// The files of `services` that hold literal tokens with `--secrets inline`, rendered
 /// again: only the cllama and runner files of agents carry tokens; everything else is
 /// what the redacted projection made.
-pub(crate) fn inline(pod: &Pod, reg: &Registry, services: &Services<'_>, natives: &BTreeMap<String, NativePlan>) -> Vec<(String, Artifact)> {
+pub(crate) fn inline(
+    pod: &Pod,
+    reg: &Registry,
+    services: &Services<'_>,
+    natives: &BTreeMap<String, NativePlan>,
+) -> Vec<(String, Artifact)> {
     let mut out = Vec::new();
     let file = |bytes: Arc<[u8]>, secret: bool| Artifact { bytes, secret, executable: false };
     for &(service, plan) in services {
@@ -223,7 +228,13 @@ pub(crate) fn inline(pod: &Pod, reg: &Registry, services: &Services<'_>, natives
 
 /// The report index, `report.json`: the pod, its agents (`agents`, from [`project`]), its
 /// services, and every warning.
-pub(crate) fn index(pod: &Pod, reg: &Registry, agents: Vec<report::IndexEntry<'_>>, sources: &SourceMap, warnings: &[Diagnostic]) -> Vec<u8> {
+pub(crate) fn index(
+    pod: &Pod,
+    reg: &Registry,
+    agents: Vec<report::IndexEntry<'_>>,
+    sources: &SourceMap,
+    warnings: &[Diagnostic],
+) -> Vec<u8> {
     let report = report::Report {
         version: report::VERSION,
         pod: &pod.name,

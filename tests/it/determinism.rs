@@ -201,8 +201,9 @@ fn tree_with_modes(root: &Path) -> std::collections::BTreeMap<String, (u32, Vec<
 #[test]
 fn the_tree_is_the_same_whatever_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    // The benchmark's 1× pod: 30 services × 10 replicas, 100 tool services.
-    generate::generate(dir.path(), 30);
+    // 60 services × 10 replicas, 100 tool services: two batches of agent services (a
+    // compile writes the tree as it goes, 512 agent ids at a time).
+    generate::generate(dir.path(), 60);
     // One service carries a skill folder with a script (mode 0755 in the tree); a folder
     // also makes `--check` compile rather than answer from the lock.
     let pod = std::fs::read_to_string(dir.path().join("claw-pod.yml")).unwrap();
@@ -231,9 +232,24 @@ fn the_tree_is_the_same_whatever_the_thread_count() {
     let one = compile("1", "redact");
     assert_eq!(
         one.len(),
-        300 * 3 + 30 + 10 * 2 + 2,
-        "CLAWDAPUS.md, tools.json, feeds.json per agent; a report per agent service (30); the skill's 2 files in 10; the report index and lock"
+        600 * 3 + 60 + 10 * 2 + 2,
+        "CLAWDAPUS.md, tools.json, feeds.json per agent; a report per agent service (60); the skill's 2 files in 10; the report index and lock"
     );
+    // What the command wrote as it compiled is what the library compiles in memory, and
+    // what that tree writes as a whole.
+    let opts = clawc::Options { pod: dir.path().join("claw-pod.yml"), jobs: 2, process_env: tokens.clone(), ..Default::default() };
+    let compiled = clawc::compile(&opts);
+    let artifacts = compiled.artifacts.as_ref().expect("the pod compiles in memory");
+    let memory: std::collections::BTreeMap<String, Vec<u8>> = artifacts.0.iter().map(|(p, a)| (p.clone(), a.bytes.to_vec())).collect();
+    let streamed: std::collections::BTreeMap<String, Vec<u8>> = one.iter().map(|(p, (_, b))| (p.clone(), b.clone())).collect();
+    assert!(
+        memory == streamed,
+        "the streamed tree differs from the one in memory: {:?}",
+        memory.keys().filter(|k| memory.get(*k) != streamed.get(*k)).take(5).collect::<Vec<_>>()
+    );
+    let whole = dir.path().join("out-whole");
+    clawc::output::write::write_tree(&whole, artifacts, &compiled.secrets).unwrap();
+    assert!(tree_with_modes(&whole) == one, "a tree written whole: {:?}", differing(&one, &tree_with_modes(&whole)));
     assert_eq!(one["context/agent-0-3/skills/tidy/scripts/run.sh"].0, 0o755);
     assert!(one.contains_key("report.json") && one.contains_key("clawc.lock"));
     for jobs in ["2", "4"] {

@@ -116,3 +116,59 @@ fn a_recompile_reads_only_files_whose_stamp_changed() {
         assert!(!inside.exists(), "{}", inside.display());
     }
 }
+
+/// A compile writes the tree as it goes, a batch of agent services at a time (512 agent
+/// ids); a leak found in a later batch still leaves nothing behind: no `--out` when there
+/// was none, and the previous tree byte for byte, with no staging, when there was one
+/// (the first batch's changed files had been staged). A file clawc may not replace in the
+/// first batch does not hide the leak: the compile's own errors come first.
+#[test]
+fn a_leak_in_a_later_batch_leaves_nothing_written() {
+    use super::determinism::generate::generate;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // 60 agent services: in name order the last, agent-9, is in the second batch; its
+    // surface, tools-10, is no other agent's.
+    generate(root, 60);
+    let secret = "leaked-token-value-0123456789";
+    let compile = |out: &str| {
+        super::harness::clawc()
+            .current_dir(root)
+            .env("TOKEN_10", secret)
+            .args(["compile", "claw-pod.yml", "--format", "json", "-o", out])
+            .output()
+            .unwrap()
+    };
+    let edit = |file: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(text.contains(from), "{file} holds {from:?}");
+        std::fs::write(root.join(file), text.replacen(from, to, 1)).unwrap();
+    };
+    // A tree to keep, compiled before agent-0's grant changes (its files, in the first
+    // batch, are then staged anew).
+    let o = compile("kept");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let before = super::harness::tree(&root.join("kept"));
+    edit("claw-pod.yml", "allow: [op_0, op_1, op_2", "allow: [op_0, op_2");
+    edit(
+        "svc/tools-10/.claw-describe.json",
+        "\"description\":\"Tool service 10\"",
+        &format!("\"description\":\"Tool service 10 ({secret})\""),
+    );
+    // A file of someone else's where the first batch writes.
+    std::fs::create_dir_all(root.join("foreign/context/agent-0-0")).unwrap();
+    std::fs::write(root.join("foreign/context/agent-0-0/CLAWDAPUS.md"), "mine").unwrap();
+    for out in ["fresh", "kept", "foreign"] {
+        let o = compile(out);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(2), "{out}: {stdout}");
+        assert!(stdout.contains("clawc::secrets::leak") && stdout.contains("would be written to `context/agent-9-"), "{out}: {stdout}");
+        assert!(!stdout.contains("clawc::output::"), "{out}: the compile's error comes first: {stdout}");
+        assert!(!stdout.contains(secret) && !String::from_utf8_lossy(&o.stderr).contains(secret));
+        assert!(!root.join(out).join(".clawc-stage").exists(), "{out}: staging left behind");
+    }
+    assert!(!root.join("fresh").exists(), "a failed compile made its --out");
+    assert!(super::harness::tree(&root.join("kept")) == before, "the previous tree changed");
+    assert_eq!(std::fs::read_to_string(root.join("foreign/context/agent-0-0/CLAWDAPUS.md")).unwrap(), "mine");
+    assert_eq!(super::harness::tree(&root.join("foreign")).len(), 1, "only the foreign file");
+}
