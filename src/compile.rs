@@ -508,8 +508,7 @@ impl<'s> Stream<'s> {
         let mut distinct: Vec<&Artifact> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         distinct.extend(files.iter().map(|(_, a)| a).filter(|a| seen.insert(a.rendering())));
-        let threads = if files.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { threads };
-        let hashed = crate::jobs::map_runs(&distinct, threads, 64, |_, run| {
+        let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
             run.iter().map(|a| (a.rendering(), crate::lock::output_hash(a, secrets))).collect::<Vec<_>>()
         });
         let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();

@@ -1,20 +1,24 @@
 //! Writing the compiled tree into `--out` as one transaction, on a tree that may have been
-//! written by an attacker (in CI the committed tree comes from the pull request).
+//! written by an attacker (in CI the committed tree comes from the pull request). The
+//! compile hands the tree over a batch of agent services at a time ([`Writer`], a
+//! [`Sink`]), so it never holds the whole tree; steps 1 and 2 run for each batch as it
+//! comes, and nothing in `--out` but the staging changes before step 3.
 //!
 //! 1. **Validate** everything before touching anything: every output path is plain names
 //!    only; no symlink, file or device sits where a directory belongs (never followed);
 //!    every file clawc would replace is its own (listed in the previous `clawc.lock`) or
-//!    already holds the new bytes; every stale file is deleted only if it is a regular file
-//!    whose hash is the one the lock records.
-//! 2. **Stage** every new file under `<out>/.clawc-stage/` (SIGINT/SIGTERM/SIGHUP here
-//!    remove the staging and leave the old tree: exit 3).
+//!    already holds the new bytes; every stale file (after the last batch) is deleted only
+//!    if it is a regular file whose hash is the one the lock records.
+//! 2. **Stage** every new file under `<out>/.clawc-stage/` (SIGINT/SIGTERM/SIGHUP here,
+//!    a compile error in a later batch, or a refused batch remove the staging and leave
+//!    the old tree).
 //! 3. **Commit**: write `.clawc-stage/journal.json` (renamed into place: the commit point).
 //! 4. **Apply** the journal (renames, then deletes, `clawc.lock` last), then remove it.
 //!
 //! A run killed before 3 leaves only staging, which the next run removes; one killed
 //! during 4 leaves a journal, which the next run completes. The output directory itself is
-//! locked (`flock`) for the whole transaction, so concurrent compiles into one `--out` wait
-//! for each other instead of interleaving.
+//! locked (`flock`) from the first batch to the end, so concurrent compiles into one
+//! `--out` wait for each other instead of interleaving.
 
 use super::known::{Known, NewLock};
 use super::record::Stamp;
