@@ -168,7 +168,10 @@ impl<'o> Writer<'o> {
     fn open(&mut self) -> Result<&mut Open, Diagnostic> {
         if self.open.is_none() {
             let made = missing_directories(self.out);
-            prepare_out(self.out)?;
+            if let Err(d) = prepare_out(self.out) {
+                remove_made(&made);
+                return Err(d);
+            }
             let open = (|| {
                 let flock = lock_out(self.out)?;
                 recover(self.out)?;
@@ -290,8 +293,11 @@ impl Drop for Writer<'_> {
 
 /// `out` and those of its parents that do not exist, outermost first.
 fn missing_directories(out: &Path) -> Vec<PathBuf> {
-    let mut made: Vec<PathBuf> =
-        out.ancestors().take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+    let mut made: Vec<PathBuf> = out
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err_and(|e| e.kind() == io::ErrorKind::NotFound))
+        .map(Path::to_path_buf)
+        .collect();
     made.reverse();
     made
 }
