@@ -505,9 +505,7 @@ impl<'s> Stream<'s> {
     /// Hashes `files` (each distinct rendering once, on up to `threads` threads) and puts
     /// them into the sink.
     fn put(&mut self, files: Vec<(String, Artifact)>, secrets: &BTreeMap<String, String>, threads: usize) {
-        let mut distinct: Vec<&Artifact> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        distinct.extend(files.iter().map(|(_, a)| a).filter(|a| seen.insert(a.rendering())));
+        let distinct: Vec<&Artifact> = crate::artifact::distinct(&files).map(|(_, a)| a).collect();
         let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
             run.iter().map(|a| (a.rendering(), crate::lock::output_hash(a, secrets))).collect::<Vec<_>>()
         });

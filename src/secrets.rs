@@ -133,8 +133,7 @@ pub(crate) fn scan(
 ) -> Vec<Diagnostic> {
     let mut sorted: Vec<&(String, Artifact)> = redacted.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut seen = std::collections::HashSet::new();
-    let files = sorted.into_iter().filter(|(_, a)| seen.insert(a.rendering())).map(|(p, a)| (p.as_str(), &a.bytes[..]));
+    let files = crate::artifact::distinct(sorted).map(|(p, a)| (p.as_str(), &a.bytes[..]));
     scan_files(files, secrets, inputs, pod).into_iter().filter(Diagnostic::is_error).collect()
 }
 

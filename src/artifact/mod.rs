@@ -55,12 +55,13 @@ impl ArtifactSet {
     pub fn insert_secret(&mut self, path: impl Into<String>, bytes: impl Into<Arc<[u8]>>, secret: bool) {
         self.0.insert(path.into(), Artifact { bytes: bytes.into(), secret, executable: false });
     }
+}
 
-    /// Each distinct rendering once (by identity, not content), with one of its paths.
-    pub fn distinct(&self) -> impl Iterator<Item = (&str, &Artifact)> {
-        let mut seen = std::collections::HashSet::new();
-        self.0.iter().filter(move |(_, a)| seen.insert(a.rendering())).map(|(p, a)| (p.as_str(), a))
-    }
+/// Each distinct rendering among `files` once (by identity, not content), with the first
+/// of its paths: files that share one are the same file, hashed and scanned once.
+pub(crate) fn distinct<'a>(files: impl IntoIterator<Item = &'a (String, Artifact)>) -> impl Iterator<Item = &'a (String, Artifact)> {
+    let mut seen = std::collections::HashSet::new();
+    files.into_iter().filter(move |(_, a)| seen.insert(a.rendering()))
 }
 
 /// A file on its way to a [`Sink`], with the hash the lock records for it.

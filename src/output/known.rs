@@ -98,16 +98,14 @@ impl Known {
         old == sha256 && self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, &Stamp::of(meta)))
     }
 
-    /// After the write: records the outputs of `lock` (the new lock's bytes), taking
+    /// After the write: records the outputs of `lock` (the new lock's bytes, if the tree has
+    /// one clawc can read), taking
     /// `seen` (stamps of the files found current, by path) and looking at the files
     /// written now.
-    pub(crate) fn store(&self, out: &Path, seen: &HashMap<String, Stamp>, lock: &[u8], jobs: usize) {
-        let Some(at) = &self.at else { return };
-        let Ok(lock) = serde_json::from_slice::<NewLock<'_>>(lock).map(|l| (record::lock_digest(lock), l)) else { return };
-        let (digest, lock) = lock;
-        if !lock.redacted() {
-            return;
-        }
+    pub(crate) fn store(&self, out: &Path, seen: &HashMap<String, Stamp>, lock: Option<&[u8]>, jobs: usize) {
+        let (Some(at), Some(bytes)) = (&self.at, lock) else { return };
+        let Some(lock) = serde_json::from_slice::<NewLock<'_>>(bytes).ok().filter(NewLock::redacted) else { return };
+        let digest = record::lock_digest(bytes);
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);

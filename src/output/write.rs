@@ -172,37 +172,32 @@ impl<'o> Writer<'o> {
                 remove_made(&made);
                 return Err(d);
             }
-            let open = (|| {
-                let flock = lock_out(self.out)?;
-                recover(self.out)?;
-                let previous = previous_lock(self.out)?;
-                let old = match &previous {
-                    Previous::Lock(l) => Some(l),
-                    _ => None,
-                };
-                let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
-                Ok(Open {
-                    _flock: flock,
-                    previous,
-                    known,
-                    journal: Journal::default(),
-                    summary: WriteSummary::default(),
-                    seen: HashMap::new(),
-                    paths: HashSet::new(),
-                    lock: None,
-                    staging: false,
-                    made: Vec::new(),
-                    threads: crate::jobs::threads(self.opts.jobs),
-                    interrupted: watch_signals(),
-                })
-            })();
-            match open {
-                Ok(o) => self.open = Some(Open { made, ..o }),
+            let (flock, previous) = match lock_and_recover(self.out) {
+                Ok(found) => found,
                 Err(d) => {
                     remove_made(&made);
                     return Err(d);
                 }
-            }
+            };
+            let old = match &previous {
+                Previous::Lock(l) => Some(l),
+                _ => None,
+            };
+            let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
+            self.open = Some(Open {
+                _flock: flock,
+                previous,
+                known,
+                journal: Journal::default(),
+                summary: WriteSummary::default(),
+                seen: HashMap::new(),
+                paths: HashSet::new(),
+                lock: None,
+                staging: false,
+                made,
+                threads: crate::jobs::threads(self.opts.jobs),
+                interrupted: watch_signals(),
+            });
         }
         Ok(self.open.as_mut().expect("opened above"))
     }
@@ -215,12 +210,7 @@ impl<'o> Writer<'o> {
         self.open()?;
         let open = self.open.as_mut().expect("opened above");
         if let Some(lock) = open.lock.take() {
-            let first = open.journal.writes.len();
-            open.plan(out, std::slice::from_ref(&lock))?;
-            if open.journal.writes.len() > first {
-                let dir = open.staging(out)?;
-                open.stage(&dir, &[(open.journal.writes[first].0.as_str(), &lock.artifact)])?;
-            }
+            open.take(out, std::slice::from_ref(&lock))?;
             open.lock = Some(lock);
         }
         open.stale(out, secrets)?;
@@ -231,11 +221,12 @@ impl<'o> Writer<'o> {
             return Ok(summary);
         }
         let mut open = self.open.take().expect("opened above");
-        let lock_bytes = open.lock.as_ref().map(|l| l.artifact.bytes.clone()).unwrap_or_else(|| Arc::from(&[][..]));
+        let lock = open.lock.take().map(|l| l.artifact.bytes);
+        let lock = lock.as_deref();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
-                open.known.store(out, &open.seen, &lock_bytes, open.threads);
+                open.known.store(out, &open.seen, lock, open.threads);
             }
             return Ok(open.summary);
         }
@@ -245,7 +236,7 @@ impl<'o> Writer<'o> {
             return Err(d);
         }
         apply(out, &open.journal, true)?;
-        open.known.store(out, &open.seen, &lock_bytes, open.threads);
+        open.known.store(out, &open.seen, lock, open.threads);
         let mut summary = std::mem::take(&mut open.summary);
         summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
@@ -262,17 +253,7 @@ impl Sink for Writer<'_> {
         if let Some(i) = batch.iter().position(|o| o.path == LOCK) {
             open.lock = Some(batch.remove(i));
         }
-        let first = open.journal.writes.len();
-        open.plan(out, &batch)?;
-        let staged = open.journal.writes.len() - first;
-        if staged > 0 {
-            let dir = open.staging(out)?;
-            let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (o.path.as_str(), &o.artifact)).collect();
-            let writes: Vec<(&str, &Artifact)> =
-                open.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
-            open.stage(&dir, &writes)?;
-        }
-        Ok(())
+        open.take(out, &batch)
     }
 }
 
@@ -284,11 +265,18 @@ impl Drop for Writer<'_> {
             if open.staging {
                 let _ = fs::remove_dir_all(self.out.join(STAGE));
             }
-            let made = open.made.clone();
-            drop(open);
+            let Open { made, .. } = open;
             remove_made(&made);
         }
     }
+}
+
+/// Takes the write lock of `out`, finishes or rolls back what a killed run left, and reads
+/// the previous lock.
+fn lock_and_recover(out: &Path) -> Result<(fs::File, Previous), Diagnostic> {
+    let flock = lock_out(out)?;
+    recover(out)?;
+    Ok((flock, previous_lock(out)?))
 }
 
 /// `out` and those of its parents that do not exist, outermost first.
@@ -450,6 +438,20 @@ impl Previous {
 const PLAN_BATCH: usize = 512;
 
 impl Open {
+    /// Plans `batch`, then stages at once what of it changes.
+    fn take(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
+        let first = self.journal.writes.len();
+        self.plan(out, batch)?;
+        if self.journal.writes.len() == first {
+            return Ok(());
+        }
+        let dir = self.staging(out)?;
+        let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (o.path.as_str(), &o.artifact)).collect();
+        let writes: Vec<(&str, &Artifact)> =
+            self.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
+        self.stage(&dir, &writes)
+    }
+
     /// Decides each of `batch` in order (skip it, or stage it), refusing before anything is
     /// touched. What is at the paths is looked at [`PLAN_BATCH`] at a time, on every core
     /// for a big batch (each run keeping the directories it has seen).
