@@ -340,7 +340,7 @@ pub(crate) fn load(given: &Given, start: &Path, env: &dyn Fn(&str) -> Option<Str
     let mut diags = Vec::new();
     let mut sources = SourceMap::default();
     let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
-    let repository = InputRoot::discover(&start);
+    let repository = InputRoot::discover_real(&start);
     // What paths of a discovered file must stay inside: the operator's --root if given.
     let bound = given.root.as_deref().and_then(|r| InputRoot::new(r).ok()).unwrap_or_else(|| repository.clone());
     let (file, searched) = match &given.choice {

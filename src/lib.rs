@@ -20,6 +20,8 @@
 #![allow(clippy::result_large_err)]
 
 pub(crate) mod access;
+#[doc(hidden)]
+pub mod allocator;
 pub(crate) mod artifact;
 pub(crate) mod compat;
 pub(crate) mod compile;

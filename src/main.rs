@@ -1,16 +1,33 @@
 //! The `clawc` binary: parse the command line, run, exit with the command's code.
+//!
+//! `main` is the C runtime's, not Rust's (`no_main`): Rust's start-up reads
+//! `/proc/self/maps` to place a guard for the main thread's stack and sets up a signal
+//! stack, a tenth of a millisecond that a `compile --check` in a pre-commit hook, mostly a
+//! process starting and ending, would pay every commit. What else it does is done here:
+//! the standard descriptors are made sure of, and `SIGPIPE` is left at its default. (A
+//! stack overflow, which input depth limits rule out, would end in `SIGSEGV` instead of a
+//! message.) The arguments still reach `std::env::args`: the standard library takes them
+//! from the C runtime on Linux.
 
-// Compiling and `compat` build many small JSON trees and maps; mimalloc halves the time
-// glibc's allocator spends on them (benches/compat.rs, docs/performance.md). It is built
-// without transparent huge pages (Cargo.toml: `no_thp`): a 2 MB page half used is 2 MB
-// resident, which put a big pod's peak a quarter above its heap.
+#![no_main]
+
+use std::ffi::{CStr, c_char, c_int};
+
+// mimalloc for compiling, glibc's allocator for `--check` (see `clawc::allocator`). It is
+// built without transparent huge pages (Cargo.toml: `no_thp`): a 2 MB page half used is
+// 2 MB resident, which put a big pod's peak a quarter above its heap.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: clawc::allocator::Chosen = clawc::allocator::Chosen;
 
-fn main() {
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // SAFETY: the C runtime passes `argc` pointers to NUL-terminated strings in `argv`, and
+    // nothing has been allocated yet (`choose` is a no-op otherwise).
+    let args = (1..usize::try_from(argc).unwrap_or(0)).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes());
+    clawc::allocator::choose(clawc::allocator::for_args(args));
+    standard_descriptors();
     // Die quietly on a closed pipe (`clawc … | head`) like other Unix tools, instead of
     // panicking in `println!`.
-    #[cfg(unix)]
     // SAFETY: resetting a signal disposition to its default at startup, before any
     // threads exist, has no memory-safety implications.
     unsafe {
@@ -19,10 +36,31 @@ fn main() {
     let code = clawc::cli::run();
     // Leave without the C runtime's exit handlers once what Rust buffers is flushed:
     // mimalloc's handler walks the whole heap to release it (a `madvise` per region),
-    // which the kernel does anyway when the process ends, and a `compile --check` in a
-    // pre-commit hook is mostly starting and ending a process. Files are all closed by
-    // now; nothing registers its own handler.
+    // which the kernel does anyway when the process ends. Files are all closed by now;
+    // nothing registers its own handler.
     let _ = std::io::Write::flush(&mut std::io::stdout());
     // SAFETY: `_exit` only ends the process; no Rust code runs after it.
     unsafe { libc::_exit(code) }
+}
+
+/// Opens `/dev/null` on any of descriptors 0–2 that is closed, as Rust's own start-up
+/// does: otherwise the first file clawc opens would take that number, and what it prints
+/// would be written into it. One `poll` of the three tells which are closed.
+fn standard_descriptors() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
+    // SAFETY: `fds` is a valid array of three `pollfd`s for the duration of the call.
+    while unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } == -1 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+    for p in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
+        // SAFETY: opening a constant path; the descriptor is meant to stay open for the
+        // whole run, in the closed slot's place (the lowest free number).
+        let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        if fd != p.fd {
+            // SAFETY: ending the process; nothing can be trusted to print.
+            unsafe { libc::_exit(libc::EXIT_FAILURE) }
+        }
+    }
 }

@@ -37,8 +37,12 @@ impl InputRoot {
     /// The git work tree holding `pod_dir` (the nearest ancestor with a `.git` entry), else
     /// `pod_dir` itself.
     pub(crate) fn discover(pod_dir: &Path) -> Self {
-        let real = pod_dir.canonicalize().unwrap_or_else(|_| pod_dir.to_path_buf());
-        let top = real.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(&real).to_path_buf();
+        Self::discover_real(&pod_dir.canonicalize().unwrap_or_else(|_| pod_dir.to_path_buf()))
+    }
+
+    /// [`InputRoot::discover`] from a directory whose symlinks the caller has resolved.
+    pub(crate) fn discover_real(real: &Path) -> Self {
+        let top = real.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(real).to_path_buf();
         InputRoot { real: top }
     }
 

@@ -172,3 +172,34 @@ fn a_leak_in_a_later_batch_leaves_nothing_written() {
     assert_eq!(std::fs::read_to_string(root.join("foreign/context/agent-0-0/CLAWDAPUS.md")).unwrap(), "mine");
     assert_eq!(super::harness::tree(&root.join("foreign")).len(), 1, "only the foreign file");
 }
+
+/// Run with its standard descriptors closed (clawc, started at the C runtime's `main`,
+/// opens `/dev/null` in their place as Rust's start-up would), compiling and checking
+/// work as ever: nothing printed reaches the tree or the pod, drift is still found.
+#[test]
+fn closed_standard_descriptors_change_nothing_clawc_writes() {
+    let pod = pod();
+    assert_eq!(pod.compile(&[]).code, 0);
+    let want = super::harness::tree(&pod.path("out"));
+    let pod_yaml = pod.read("claw-pod.yml");
+    std::fs::remove_dir_all(pod.path("out")).unwrap();
+    let closed = |extra: &[&str]| {
+        let harness = super::harness::clawc();
+        let mut c = std::process::Command::new("sh");
+        c.env_clear().envs(harness.get_envs().filter_map(|(k, v)| Some((k, v?)))).current_dir(pod.dir.path());
+        c.args(["-c", "exec 0<&- 1>&- 2>&- \"$0\" \"$@\"", env!("CARGO_BIN_EXE_clawc")]);
+        c.args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"]).args(extra);
+        let o = c.output().unwrap();
+        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "printed through a closed descriptor");
+        o.status.code()
+    };
+    assert_eq!(closed(&[]), Some(0));
+    assert_eq!(super::harness::tree(&pod.path("out")), want, "the tree holds only what was compiled");
+    assert_eq!(closed(&["--check"]), Some(0));
+    assert_eq!(closed(&["--check", "--no-cache"]), Some(0));
+    std::fs::write(pod.path("out/context/bot/CLAWDAPUS.md"), "edited").unwrap();
+    assert_eq!(closed(&["--check"]), Some(1), "drift is still drift");
+    assert_eq!(pod.read("claw-pod.yml"), pod_yaml);
+    assert_eq!(closed(&[]), Some(0));
+    assert_eq!(super::harness::tree(&pod.path("out")), want);
+}
