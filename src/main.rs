@@ -6,12 +6,13 @@
 //! process starting and ending, would pay every commit. What else it does is done here:
 //! the standard descriptors are made sure of, and `SIGPIPE` is left at its default. (A
 //! stack overflow, which input depth limits rule out, would end in `SIGSEGV` instead of a
-//! message.) The arguments still reach `std::env::args`: the standard library takes them
-//! from the C runtime on Linux.
+//! message.) The arguments are taken from `main`'s own, not from `std::env::args` (which
+//! the standard library fills before `main` only with glibc).
 
 #![no_main]
 
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{CStr, OsStr, c_char, c_int};
+use std::os::unix::ffi::OsStrExt;
 
 // mimalloc for compiling, glibc's allocator for `--check` (see `clawc::allocator`). It is
 // built without transparent huge pages (Cargo.toml: `no_thp`): a 2 MB page half used is
@@ -21,10 +22,12 @@ static ALLOC: clawc::allocator::Chosen = clawc::allocator::Chosen;
 
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    // SAFETY: the C runtime passes `argc` pointers to NUL-terminated strings in `argv`, and
-    // nothing has been allocated yet (`choose` is a no-op otherwise).
-    let args = (1..usize::try_from(argc).unwrap_or(0)).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes());
-    clawc::allocator::choose(clawc::allocator::for_args(args));
+    // SAFETY: the C runtime passes `argc` pointers to NUL-terminated strings in `argv`,
+    // which live as long as the process.
+    let arg = |i: usize| unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes();
+    let argc = usize::try_from(argc).unwrap_or(0);
+    // Nothing has been allocated yet (`choose` changes nothing otherwise).
+    clawc::allocator::choose(clawc::allocator::for_args((1..argc).map(arg)));
     standard_descriptors();
     // Die quietly on a closed pipe (`clawc … | head`) like other Unix tools, instead of
     // panicking in `println!`.
@@ -33,7 +36,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let code = clawc::cli::run();
+    let code = clawc::cli::run_from((0..argc).map(|i| OsStr::from_bytes(arg(i)).to_owned()));
     // Leave without the C runtime's exit handlers once what Rust buffers is flushed:
     // mimalloc's handler walks the whole heap to release it (a `madvise` per region),
     // which the kernel does anyway when the process ends. Files are all closed by now;
