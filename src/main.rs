@@ -9,9 +9,12 @@
 //! message.) The arguments are taken from `main`'s own, not from `std::env::args` (which
 //! the standard library fills before `main` only with glibc).
 
-#![no_main]
+// A test build keeps the test harness's `main` (the binary has no tests of its own).
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::ffi::{CStr, OsStr, c_char, c_int};
+#[cfg(not(test))]
 use std::os::unix::ffi::OsStrExt;
 
 // mimalloc for compiling, glibc's allocator for `--check` (see `clawc::allocator`). It is
@@ -20,6 +23,7 @@ use std::os::unix::ffi::OsStrExt;
 #[global_allocator]
 static ALLOC: clawc::allocator::Chosen = clawc::allocator::Chosen;
 
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: the C runtime passes `argc` pointers to NUL-terminated strings in `argv`,
@@ -49,6 +53,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
 /// Opens `/dev/null` on any of descriptors 0–2 that is closed, as Rust's own start-up
 /// does: otherwise the first file clawc opens would take that number, and what it prints
 /// would be written into it. One `poll` of the three tells which are closed.
+#[cfg(not(test))]
 fn standard_descriptors() {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
     // SAFETY: `fds` is a valid array of three `pollfd`s for the duration of the call.
