@@ -23,8 +23,10 @@ use std::path::Path;
 pub(crate) const LOCK: &str = "clawc.lock";
 const VERSION: u32 = 1;
 
+/// The lock file. `O` is its outputs: read into [`LockOutput`]s, written from the
+/// compile's own table ([`Written`]) without a copy of every path and hash.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Lock {
+pub(crate) struct Lock<O = Vec<LockOutput>> {
     pub version: u32,
     pub clawc: String,
     pub secrets: String,
@@ -43,7 +45,7 @@ pub(crate) struct Lock {
     pub runners: BTreeMap<String, String>,
     pub inputs: Vec<LockInput>,
     pub env: LockEnv,
-    pub outputs: Vec<LockOutput>,
+    pub outputs: O,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -72,6 +74,21 @@ pub(crate) struct LockEnv {
 pub(crate) struct LockOutput {
     pub path: String,
     pub sha256: String,
+}
+
+/// A compile's outputs (path → hash, in path order) written as the lock's `outputs`:
+/// the same text as [`LockOutput`]s.
+pub(crate) struct Written<'a>(&'a BTreeMap<String, String>);
+
+impl Serialize for Written<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Output<'a> {
+            path: &'a str,
+            sha256: &'a str,
+        }
+        s.collect_seq(self.0.iter().map(|(path, sha256)| Output { path, sha256 }))
+    }
 }
 
 pub(crate) fn mode_name(mode: SecretMode) -> &'static str {
@@ -129,9 +146,18 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: { built.outputs.iter().map(|(p, h)| LockOutput { path: p.clone(), sha256: h.clone() }).collect() },
+        outputs: Written(built.outputs),
     };
-    crate::artifact::json::to_go_json(&lock)
+    // Sized up front: the lock is most of a big compile's last allocation, and a buffer
+    // grown by doubling would hold up to twice its bytes at the peak.
+    let per_output = r#"    {
+      "path": "",
+      "sha256": ""
+    },
+"#
+    .len();
+    let size = built.outputs.iter().map(|(p, h)| p.len() + h.len() + per_output).sum::<usize>() + 64 * 1024;
+    crate::artifact::json::to_go_json_in(Vec::with_capacity(size), &lock)
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the

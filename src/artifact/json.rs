@@ -9,7 +9,11 @@ use std::io::{self, Write};
 
 /// Serializes `value` as Go would, with a trailing newline.
 pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+    to_go_json_in(Vec::with_capacity(256), value)
+}
+
+/// [`to_go_json`] appended to `out` (sized by a caller who knows the length).
+pub(crate) fn to_go_json_in<T: Serialize + ?Sized>(mut out: Vec<u8>, value: &T) -> Vec<u8> {
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter(PrettyFormatter::with_indent(b"  ")));
     value.serialize(&mut ser).expect("serializing in-memory values to a Vec cannot fail");
     out.push(b'\n');
