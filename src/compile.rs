@@ -480,8 +480,9 @@ pub(crate) fn fetch_images(opts: &Options, references: BTreeMap<String, bool>) -
 
 /// What the pure core produced, beside the tree it put into its sink.
 pub(crate) struct Core {
-    /// Every output's path and the hash the lock records for it.
-    pub outputs: BTreeMap<String, String>,
+    /// Every output's path and the hash the lock records for it (32 bytes, not 64 hex
+    /// digits: this table grows with the agents).
+    pub outputs: BTreeMap<String, [u8; 32]>,
     /// Whether any output holds a literal token.
     pub secret: bool,
     pub secrets: BTreeMap<String, String>,
@@ -493,7 +494,7 @@ pub(crate) struct Core {
 pub(crate) struct Stream<'s> {
     sink: &'s mut dyn Sink,
     pub failed: Option<Diagnostic>,
-    outputs: BTreeMap<String, String>,
+    outputs: BTreeMap<String, [u8; 32]>,
     secret: bool,
 }
 
@@ -507,16 +508,16 @@ impl<'s> Stream<'s> {
     fn put(&mut self, files: Vec<(String, Artifact)>, secrets: &BTreeMap<String, String>, threads: usize) {
         let distinct: Vec<&Artifact> = crate::artifact::distinct(&files).map(|(_, a)| a).collect();
         let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
-            run.iter().map(|a| (a.rendering(), crate::lock::output_hash(a, secrets))).collect::<Vec<_>>()
+            run.iter().map(|a| (a.rendering(), crate::lock::output_digest(a, secrets))).collect::<Vec<_>>()
         });
-        let hashes: std::collections::HashMap<(usize, u32), String> = hashed.into_iter().flatten().collect();
+        let hashes: std::collections::HashMap<(usize, u32), [u8; 32]> = hashed.into_iter().flatten().collect();
         let batch: Vec<Output> = files
             .into_iter()
             .map(|(path, artifact)| {
-                let sha256 = hashes[&artifact.rendering()].clone();
+                let digest = hashes[&artifact.rendering()];
                 self.secret |= artifact.secret;
-                self.outputs.insert(path.clone(), sha256.clone());
-                Output { path, artifact, sha256 }
+                self.outputs.insert(path.clone(), digest);
+                Output { path, artifact, sha256: hex::encode(digest) }
             })
             .collect();
         self.put_hashed(batch);

@@ -78,16 +78,16 @@ pub(crate) struct LockOutput {
 
 /// A compile's outputs (path → hash, in path order) written as the lock's `outputs`:
 /// the same text as [`LockOutput`]s.
-pub(crate) struct Written<'a>(&'a BTreeMap<String, String>);
+pub(crate) struct Written<'a>(&'a BTreeMap<String, [u8; 32]>);
 
 impl Serialize for Written<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Output<'a> {
             path: &'a str,
-            sha256: &'a str,
+            sha256: String,
         }
-        s.collect_seq(self.0.iter().map(|(path, sha256)| Output { path, sha256 }))
+        s.collect_seq(self.0.iter().map(|(path, digest)| Output { path, sha256: hex::encode(digest) }))
     }
 }
 
@@ -101,7 +101,7 @@ pub(crate) fn mode_name(mode: SecretMode) -> &'static str {
 /// What the lock describes of a compile: its outputs (without the lock) with their hashes
 /// (see [`output_hash`]), and the services' descriptors.
 pub(crate) struct Built<'a> {
-    pub outputs: &'a BTreeMap<String, String>,
+    pub outputs: &'a BTreeMap<String, [u8; 32]>,
     pub services: &'a BTreeMap<String, ServiceDescriptor>,
 }
 
@@ -156,14 +156,19 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
     },
 "#
     .len();
-    let size = built.outputs.iter().map(|(p, h)| p.len() + h.len() + per_output).sum::<usize>() + 64 * 1024;
+    let size = built.outputs.keys().map(|p| p.len() + 64 + per_output).sum::<usize>() + 64 * 1024;
     crate::artifact::json::to_go_json_in(Vec::with_capacity(size), &lock)
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
 /// lock (which may be committed) cannot confirm a guessed token offline.
 pub(crate) fn output_hash(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>) -> String {
-    if a.secret { sha256_hex(&crate::secrets::mask(&a.bytes, secrets)) } else { sha256_hex(&a.bytes) }
+    hex::encode(output_digest(a, secrets))
+}
+
+/// [`output_hash`] as its 32 bytes.
+pub(crate) fn output_digest(a: &crate::artifact::Artifact, secrets: &BTreeMap<String, String>) -> [u8; 32] {
+    if a.secret { crate::digest::sha256(&crate::secrets::mask(&a.bytes, secrets)) } else { crate::digest::sha256(&a.bytes) }
 }
 
 /// What replaying a lock found.
