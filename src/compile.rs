@@ -206,7 +206,7 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
     let sha256 = crate::digest::sha256_hex(&lock);
-    let artifact = Artifact { bytes: lock.into(), secret: core.secret, executable: false };
+    let artifact = Artifact { bytes: lock, secret: core.secret, executable: false };
     stream.put_hashed(vec![Output { path: crate::lock::LOCK.to_string(), artifact, sha256 }]);
     Some(Built { agents, secrets: core.secrets, analysis: core.analysis })
 }

@@ -19,6 +19,7 @@ use crate::sourcemap::SourceMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 pub(crate) const LOCK: &str = "clawc.lock";
 const VERSION: u32 = 1;
@@ -118,7 +119,13 @@ pub(crate) struct Settings {
 }
 
 /// Builds the lock for `built.outputs` (which do not hold the lock).
-pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: &Built) -> Vec<u8> {
+pub(crate) fn build(
+    inputs: &BTreeMap<String, InputEntry>,
+    sources: &SourceMap,
+    env: &Env,
+    settings: &Settings,
+    built: &Built,
+) -> Arc<[u8]> {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -148,16 +155,8 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: Written(built.outputs),
     };
-    // Sized up front: the lock is most of a big compile's last allocation, and a buffer
-    // grown by doubling would hold up to twice its bytes at the peak.
-    let per_output = r#"    {
-      "path": "",
-      "sha256": ""
-    },
-"#
-    .len();
-    let size = built.outputs.keys().map(|p| p.len() + 64 + per_output).sum::<usize>() + 64 * 1024;
-    crate::artifact::json::to_go_json_in(Vec::with_capacity(size), &lock)
+    // Megabytes at 10,000 agents: built at its length, not in a growing buffer.
+    crate::artifact::json::to_go_json_shared(&lock)
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the

@@ -28,7 +28,7 @@ use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::LOCK;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -145,8 +145,10 @@ struct Open {
     summary: WriteSummary,
     /// The stamps of the files found to hold their new bytes already.
     seen: HashMap<String, Stamp>,
-    /// Every path put, for the stale files of the previous tree.
-    paths: HashSet<String>,
+    /// Which of the previous lock's outputs (by their index in it) were put again: the
+    /// rest are the stale files of the previous tree. (A flag each, not every path put:
+    /// this grows with the agents.)
+    kept: Vec<bool>,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -184,6 +186,7 @@ impl<'o> Writer<'o> {
                 _ => None,
             };
             let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
+            let kept = vec![false; old.map_or(0, |l| l.listed)];
             self.open = Some(Open {
                 _flock: flock,
                 previous,
@@ -191,7 +194,7 @@ impl<'o> Writer<'o> {
                 journal: Journal::default(),
                 summary: WriteSummary::default(),
                 seen: HashMap::new(),
-                paths: HashSet::new(),
+                kept,
                 lock: None,
                 staging: false,
                 made,
@@ -466,7 +469,9 @@ impl Open {
             });
             for (o, found) in chunk.iter().zip(looks.into_iter().flatten()) {
                 let (rel, a) = (&o.path, &o.artifact);
-                self.paths.insert(rel.clone());
+                if let Some(k) = previous.and_then(|p| p.get(rel)).and_then(|(i, _)| self.kept.get_mut(*i)) {
+                    *k = true;
+                }
                 let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
                 match found {
                     Found::Missing => {}
@@ -496,7 +501,7 @@ impl Open {
     /// clawc wrote, else left with a warning.
     fn stale(&mut self, out: &Path, secrets: &BTreeMap<String, String>) -> Result<(), Diagnostic> {
         let Some(previous) = self.previous.outputs() else { return Ok(()) };
-        for (rel, (_, hash)) in previous.iter().filter(|(r, _)| !self.paths.contains(*r) && *r != LOCK) {
+        for (rel, (_, hash)) in previous.iter().filter(|(r, (i, _))| !self.kept.get(*i).is_some_and(|k| *k) && *r != LOCK) {
             match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
                 Contents::Missing => {}
                 Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
