@@ -20,7 +20,7 @@
 //! locked (`flock`) from the first batch to the end, so concurrent compiles into one
 //! `--out` wait for each other instead of interleaving.
 
-use super::known::{Known, NewLock};
+use super::known::{Known, NewLock, Seen};
 use super::record::Stamp;
 use crate::artifact::{Artifact, ArtifactSet, Output, Sink};
 use crate::diag::Diagnostic;
@@ -144,7 +144,7 @@ struct Open {
     journal: Journal,
     summary: WriteSummary,
     /// The stamps of the files found to hold their new bytes already.
-    seen: HashMap<String, Stamp>,
+    seen: Seen,
     /// Which of the previous lock's outputs (by their index in it) were put again: the
     /// rest are the stale files of the previous tree. (A flag each, not every path put:
     /// this grows with the agents.)
@@ -193,7 +193,7 @@ impl<'o> Writer<'o> {
                 known,
                 journal: Journal::default(),
                 summary: WriteSummary::default(),
-                seen: HashMap::new(),
+                seen: Seen::default(),
                 kept,
                 lock: None,
                 staging: false,
@@ -229,7 +229,7 @@ impl<'o> Writer<'o> {
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
-                open.known.store(out, &open.seen, lock, open.threads);
+                open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
             }
             return Ok(open.summary);
         }
@@ -239,7 +239,7 @@ impl<'o> Writer<'o> {
             return Err(d);
         }
         apply(out, &open.journal, true)?;
-        open.known.store(out, &open.seen, lock, open.threads);
+        open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
         let mut summary = std::mem::take(&mut open.summary);
         summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
@@ -478,12 +478,12 @@ impl Open {
                     Found::File(meta) if previous.is_some_and(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
                         self.summary.unchanged += 1;
                         self.summary.vouched += 1;
-                        self.seen.insert(rel.clone(), Stamp::of(&meta));
+                        self.seen.push(rel.clone(), Stamp::of(&meta));
                         continue;
                     }
                     Found::File(meta) if is_current(out, rel, a, &meta) => {
                         self.summary.unchanged += 1;
-                        self.seen.insert(rel.clone(), Stamp::of(&meta));
+                        self.seen.push(rel.clone(), Stamp::of(&meta));
                         continue;
                     }
                     Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
