@@ -90,3 +90,13 @@ impl Sink for ArtifactSet {
         Ok(())
     }
 }
+
+/// A sink that keeps nothing: for the commands that compile only to question what was
+/// resolved (`explain`, `who-can`, `report`), whose peak then holds a batch, not the tree.
+pub(crate) struct Discard;
+
+impl Sink for Discard {
+    fn put(&mut self, _: Vec<Output>) -> Result<(), crate::diag::Diagnostic> {
+        Ok(())
+    }
+}

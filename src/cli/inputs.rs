@@ -121,7 +121,9 @@ impl PodArgs {
     /// Compiles in memory (redacted) for the questions commands ask; prints diagnostics.
     pub(super) fn analyze(&self, pod: &Path, strict: &StrictArg, format: Format) -> Result<Compiled, i32> {
         let settings = self.settings(&crate::compile::pod_dir(pod), None, Some(strict)).map_err(|r| r.print(format))?;
-        let compiled = crate::compile(&options(pod, &settings, SecretMode::Redact));
+        // The same compile, diagnostics and all, but the tree is dropped as it is made:
+        // these commands ask questions of the analysis, never of the files.
+        let (compiled, _) = crate::compile_into(&options(pod, &settings, SecretMode::Redact), &mut crate::artifact::Discard);
         if compiled.analysis.is_none() || format == Format::Human {
             super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, format);
         }
