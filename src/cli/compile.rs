@@ -3,13 +3,14 @@
 use super::Format;
 use super::check::{Answer, DiffMode};
 use super::inputs::{PodArgs, StrictArg, options};
+use crate::Options;
 use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
 use crate::grant::SecretMode;
 use crate::image::ImageSource;
+use crate::output::check::Drift;
 use crate::output::write::{WriteOptions, Writer};
 use crate::sourcemap::SourceMap;
-use crate::{Options, compile};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -108,19 +109,26 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     let records = (opts.check_records.as_deref(), &untrusted[..]);
     if args.check {
-        let compiled = compile(&opts);
+        // Compared with `out` as it is compiled, a batch at a time, like the write: the
+        // check keeps what differs, not the tree.
+        let mut drift = Drift::new(&out, secrets == SecretMode::Redact, records.0, records.1);
+        let (compiled, refused) = crate::compile::compile_into(&opts, &mut drift);
         if args.format == Format::Human {
             super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
         }
-        let Some(artifacts) = compiled.artifacts.as_ref() else {
+        if compiled.diagnostics.has_errors() {
             if args.format == Format::Json {
                 super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), Answer::Compile, compiled.exit_code());
             } else {
                 summary(args.format, "failed", compiled.exit_code(), None, &compiled);
             }
             return compiled.exit_code();
+        }
+        let found = match refused {
+            Some(d) => Err(d),
+            None => drift.finish(&compiled.secrets),
         };
-        return check(&args, &settings, &out, artifacts, &compiled, records);
+        return check(&args, &settings, found, &compiled);
     }
     // The tree is written as it is compiled, a batch of agent services at a time, so the
     // compile never holds it whole; nothing in `out` changes before the commit, after the
@@ -325,12 +333,10 @@ fn has_warnings(report: Option<&Vec<u8>>) -> bool {
 fn check(
     args: &CompileArgs,
     settings: &config::Effective,
-    out: &Path,
-    artifacts: &crate::artifact::ArtifactSet,
+    found: Result<Vec<crate::output::check::FileDrift>, Diagnostic>,
     compiled: &crate::Compiled,
-    (records, untrusted): (Option<&Path>, &[&Path]),
 ) -> i32 {
-    match crate::output::check::drift_with(out, artifacts, &compiled.secrets, records, untrusted) {
+    match found {
         Ok(mut drift) => {
             // A committed file that matches the compile is as free of tokens as the
             // compile's own output (its leak scan passed); only what differs is scanned.

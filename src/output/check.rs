@@ -6,7 +6,7 @@
 
 use super::known::{Known, NewLock};
 use super::write::{LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
-use crate::artifact::ArtifactSet;
+use crate::artifact::{ArtifactSet, Output, Sink};
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
 use crate::lock::LOCK;
@@ -79,56 +79,122 @@ pub fn drift_with(
     records: Option<&Path>,
     untrusted: &[&Path],
 ) -> Result<Vec<FileDrift>, Diagnostic> {
-    let mut found = Vec::new();
-    if let Some(kind) = disk::not_a_directory(out) {
-        let what = format!("the output directory is {}", kind.describe());
-        let all = artifacts.0.iter().map(|(rel, a)| FileDrift {
-            path: rel.clone(),
-            kind: ChangeKind::Update,
-            old: Vec::new(),
-            new: a.bytes.to_vec(),
-            found: Some(what.clone()),
-        });
-        return Ok(all.collect());
-    }
-    let lock = previous_lock(out)?;
-    let previous = lock.outputs().unwrap_or(&NONE);
+    // Vouching needs the hash the new lock records for a file; without a lock in the set
+    // (or with tokens in it) nothing is vouched for, as an empty hash matches none.
     let new_lock = NewLock::among(artifacts);
     let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
-    let known = match (records, &lock, &new_lock) {
-        (Some(_), Previous::Lock(lock), Some(new)) => Some(Known::load(out, Some(lock), new.redacted(), records, untrusted)),
-        _ => None,
-    };
-    let mut dirs = disk::Dirs::default();
-    for (rel, a) in &artifacts.0 {
-        if let Some(known) = &known
-            && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, rel, &mut dirs)
-            && let Some(sha256) = hashes.get(rel.as_str())
-            && known.vouches(previous, rel, a, sha256, &meta)
-        {
-            continue;
-        }
-        let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
-        match read(out, rel, disk::MAX_OUTPUT.max(a.bytes.len() as u64), &mut dirs)? {
-            Contents::Bytes(old) if *old == *a.bytes => {}
-            Contents::Bytes(old) => found.push(change(ChangeKind::Update, old, None)),
-            Contents::Missing => found.push(change(ChangeKind::Create, Vec::new(), None)),
-            Contents::TooLarge(n) => found.push(change(ChangeKind::Update, Vec::new(), Some(format!("a file of {n} bytes")))),
-            Contents::Foreign { at, kind } => found.push(change(ChangeKind::Update, Vec::new(), Some(foreign(rel, &at, kind)))),
-        }
+    let redacted = new_lock.as_ref().is_some_and(NewLock::redacted);
+    let mut drift = Drift::new(out, redacted, records.filter(|_| new_lock.is_some()), untrusted);
+    let batch = artifacts.0.iter().map(|(rel, a)| {
+        let sha256 = hashes.get(rel.as_str()).map(ToString::to_string).unwrap_or_default();
+        Output { path: rel.clone(), artifact: a.clone(), sha256 }
+    });
+    drift.put(batch.collect())?;
+    drift.finish(secrets)
+}
+
+/// Drift found as the compile puts the tree, a batch at a time (`compile --check` when
+/// the lock cannot answer): each file is compared with what is on disk and only what
+/// differs is kept, so the check holds a batch and its differences, not the tree.
+pub(crate) struct Drift<'a> {
+    out: &'a Path,
+    redacted: bool,
+    records: Option<&'a Path>,
+    untrusted: &'a [&'a Path],
+    open: Option<Open>,
+}
+
+/// What a drift keeps from its first batch on.
+struct Open {
+    previous: Previous,
+    known: Option<Known>,
+    /// Which of the previous lock's outputs (by their index in it) the compile put again:
+    /// the rest would be deleted.
+    kept: Vec<bool>,
+    dirs: disk::Dirs,
+    /// `--out` is not a directory: every file is drift, found as this.
+    not_a_directory: Option<String>,
+    found: Vec<FileDrift>,
+}
+
+impl<'a> Drift<'a> {
+    /// The drift of a tree that is `redacted` (whose files may be vouched for by a stat
+    /// record in `records`) or not, against `out`. Reads nothing yet.
+    pub(crate) fn new(out: &'a Path, redacted: bool, records: Option<&'a Path>, untrusted: &'a [&'a Path]) -> Self {
+        Drift { out, redacted, records, untrusted, open: None }
     }
-    for (rel, (_, hash)) in previous.iter().filter(|(r, _)| !artifacts.0.contains_key(*r) && *r != LOCK) {
-        if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut dirs)?
-            && is_what_clawc_wrote(&old, hash, secrets)
-        {
-            found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
+
+    fn open(&mut self) -> Result<&mut Open, Diagnostic> {
+        if self.open.is_none() {
+            let not_a_directory = disk::not_a_directory(self.out).map(|kind| format!("the output directory is {}", kind.describe()));
+            let previous = if not_a_directory.is_some() { Previous::Missing } else { previous_lock(self.out)? };
+            let known = match &previous {
+                Previous::Lock(lock) if self.records.is_some() => {
+                    Some(Known::load(self.out, Some(lock), self.redacted, self.records, self.untrusted))
+                }
+                _ => None,
+            };
+            let kept = vec![false; if let Previous::Lock(l) = &previous { l.listed } else { 0 }];
+            self.open = Some(Open { previous, known, kept, dirs: disk::Dirs::default(), not_a_directory, found: Vec::new() });
         }
+        Ok(self.open.as_mut().expect("opened above"))
     }
-    if let Some(old) = legacy_manifest_bytes(out) {
-        found.push(FileDrift { path: LEGACY_MANIFEST.to_string(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
+
+    /// Every difference, sorted by path, once the compile has put the whole tree: with the
+    /// previous tree's files the compile would delete (`secrets` tells a file clawc wrote
+    /// with inline tokens).
+    pub(crate) fn finish(mut self, secrets: &BTreeMap<String, String>) -> Result<Vec<FileDrift>, Diagnostic> {
+        let out = self.out;
+        let open = self.open()?;
+        let mut found = std::mem::take(&mut open.found);
+        if open.not_a_directory.is_none() {
+            let previous = open.previous.outputs().unwrap_or(&NONE);
+            for (rel, (_, hash)) in previous.iter().filter(|(r, (i, _))| !open.kept.get(*i).is_some_and(|k| *k) && *r != LOCK) {
+                if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut open.dirs)?
+                    && is_what_clawc_wrote(&old, hash, secrets)
+                {
+                    found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
+                }
+            }
+            if let Some(old) = legacy_manifest_bytes(out) {
+                found.push(FileDrift { path: LEGACY_MANIFEST.to_string(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
+            }
+        }
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(found)
     }
-    found.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(found)
+}
+
+impl Sink for Drift<'_> {
+    fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic> {
+        let out = self.out;
+        let open = self.open()?;
+        let previous = open.previous.outputs().unwrap_or(&NONE);
+        for Output { path: rel, artifact: a, sha256 } in batch {
+            if let Some(k) = previous.get(&rel).and_then(|(i, _)| open.kept.get_mut(*i)) {
+                *k = true;
+            }
+            let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
+            if let Some(what) = &open.not_a_directory {
+                open.found.push(change(ChangeKind::Update, Vec::new(), Some(what.clone())));
+                continue;
+            }
+            if let Some(known) = &open.known
+                && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, &rel, &mut open.dirs)
+                && known.vouches(previous, &rel, &a, &sha256, &meta)
+            {
+                continue;
+            }
+            match read(out, &rel, disk::MAX_OUTPUT.max(a.bytes.len() as u64), &mut open.dirs)? {
+                Contents::Bytes(old) if *old == *a.bytes => {}
+                Contents::Bytes(old) => open.found.push(change(ChangeKind::Update, old, None)),
+                Contents::Missing => open.found.push(change(ChangeKind::Create, Vec::new(), None)),
+                Contents::TooLarge(n) => open.found.push(change(ChangeKind::Update, Vec::new(), Some(format!("a file of {n} bytes")))),
+                Contents::Foreign { at, kind } => open.found.push(change(ChangeKind::Update, Vec::new(), Some(foreign(&rel, &at, kind)))),
+            }
+        }
+        Ok(())
+    }
 }
 
 fn read(out: &Path, rel: &str, limit: u64, dirs: &mut disk::Dirs) -> Result<Contents, Diagnostic> {

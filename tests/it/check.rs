@@ -633,3 +633,71 @@ fn a_big_tree_is_looked_at_on_every_core_and_any_difference_is_seen() {
     assert_eq!(std::fs::read(dir.path().join("out/clawc.lock")).unwrap(), before, "the lock was rewritten");
     assert_eq!(std::fs::read(dir.path().join("moved").join(last.file_name().unwrap())).unwrap(), moved, "written through the symlink");
 }
+
+/// A check that compiles compares the tree with `--out` a batch of services at a time (600
+/// agent ids: two batches) and keeps only what differs: an edit in either batch, a service
+/// renamed in the last one (its files stale, its new ones missing), and exactly what the
+/// write then writes and removes.
+#[test]
+fn a_check_that_compiles_finds_drift_in_every_batch_and_what_the_write_would_do() {
+    let dir = tempfile::tempdir().unwrap();
+    super::determinism::generate::generate(dir.path(), 60);
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let o = super::harness::clawc()
+            .current_dir(dir.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| serde_json::json!(null));
+        (o.status.code().unwrap(), doc, String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    assert_eq!(run(&[]).0, 0);
+    let old_lock = std::fs::read_to_string(dir.path().join("out/clawc.lock")).unwrap();
+    // Services in name order: agent-0 is in the first batch, agent-8 and agent-9 in the last.
+    super::harness::forge(&dir.path().join("out/context/agent-0-0/CLAWDAPUS.md"), false);
+    super::harness::forge(&dir.path().join("out/context/agent-8-3/tools.json"), false);
+    let pod = std::fs::read_to_string(dir.path().join("claw-pod.yml")).unwrap();
+    std::fs::write(dir.path().join("claw-pod.yml"), pod.replace("  agent-9:\n", "  agent-zz:\n")).unwrap();
+    let (code, doc, _) = run(&["--check", "--diff", "none"]);
+    assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
+    let files: Vec<(String, String)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_string(), f["change"].as_str().unwrap().to_string()))
+        .collect();
+    let change = |p: &str| files.iter().find(|(path, _)| path == p).map(|(_, c)| c.as_str());
+    assert_eq!(change("context/agent-0-0/CLAWDAPUS.md"), Some("update"), "{files:?}");
+    assert_eq!(change("context/agent-8-3/tools.json"), Some("update"), "{files:?}");
+    let was_nine = |p: &str| p.contains("agent-9-") || p == "report/agent-9.json";
+    let stale: Vec<&str> =
+        old_lock.lines().filter_map(|l| l.trim().strip_prefix("\"path\": \"")?.strip_suffix("\",")).filter(|p| was_nine(p)).collect();
+    assert!(stale.len() > 30, "{stale:?}");
+    for p in &stale {
+        assert_eq!(change(p), Some("delete"), "{p}");
+    }
+    for (p, c) in &files {
+        match c.as_str() {
+            "delete" => assert!(was_nine(p), "{p} deleted"),
+            "create" => assert!(p.contains("agent-zz"), "{p} created"),
+            _ => {}
+        }
+    }
+    assert!(files.iter().any(|(p, c)| p == "report/agent-zz.json" && c == "create"), "{files:?}");
+    // The write does what the check said it would.
+    let (code, doc, text) = run(&[]);
+    assert_eq!(code, 0, "{text}");
+    let summary = &doc["summary"];
+    let list = |k: &str| -> std::collections::BTreeSet<String> {
+        summary[k].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect()
+    };
+    let said = |want: &[&str]| -> std::collections::BTreeSet<String> {
+        files.iter().filter(|(_, c)| want.contains(&c.as_str())).map(|(p, _)| p.clone()).collect()
+    };
+    assert_eq!(list("written"), said(&["update", "create"]));
+    assert_eq!(list("removed"), said(&["delete"]));
+    assert_eq!(run(&["--check"]).0, 0);
+}
