@@ -570,6 +570,20 @@ fn no_record_is_kept_in_out_or_in_the_repository() {
 /// input or an output that differs, in any part, sends the check to the compile; and a
 /// directory swapped for a symlink in the last part stops the write before anything is
 /// written.
+/// `clawc compile claw-pod.yml -o out --format json <extra>` in `dir`, with its stat
+/// records in `cache`: the exit code, the JSON printed (`null` if none) and the text.
+fn compile_json(dir: &std::path::Path, cache: &std::path::Path, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let o = super::harness::clawc()
+        .current_dir(dir)
+        .env("CLAWC_CACHE_DIR", cache)
+        .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), doc, String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
 #[test]
 fn a_big_tree_is_looked_at_on_every_core_and_any_difference_is_seen() {
     let dir = tempfile::tempdir().unwrap();
@@ -577,16 +591,8 @@ fn a_big_tree_is_looked_at_on_every_core_and_any_difference_is_seen() {
     super::determinism::generate::generate(dir.path(), 40);
     let cache = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
-        let o = super::harness::clawc()
-            .current_dir(dir.path())
-            .env("CLAWC_IMAGES", "none")
-            .env("CLAWC_CACHE_DIR", cache.path())
-            .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (o.status.code().unwrap(), doc)
+        let (code, doc, _) = compile_json(dir.path(), cache.path(), extra);
+        (code, doc)
     };
     assert_eq!(run(&["--no-cache"]).0, 0);
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -643,17 +649,7 @@ fn a_check_that_compiles_finds_drift_in_every_batch_and_what_the_write_would_do(
     let dir = tempfile::tempdir().unwrap();
     super::determinism::generate::generate(dir.path(), 60);
     let cache = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        let o = super::harness::clawc()
-            .current_dir(dir.path())
-            .env("CLAWC_CACHE_DIR", cache.path())
-            .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
-        (o.status.code().unwrap(), doc, String::from_utf8_lossy(&o.stdout).into_owned())
-    };
+    let run = |extra: &[&str]| compile_json(dir.path(), cache.path(), extra);
     assert_eq!(run(&[]).0, 0);
     let old_lock = std::fs::read_to_string(dir.path().join("out/clawc.lock")).unwrap();
     // Services in name order: agent-0 is in the first batch, agent-8 and agent-9 in the last.
