@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// Serializes `value` as Go would, with a trailing newline.
 pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    write_go_json(&mut out, value);
+    write_go_json(&mut out, value).expect("serializing in-memory values to a Vec cannot fail");
     out.push(b'\n');
     out
 }
@@ -19,7 +19,8 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 /// [`to_go_json`] in one allocation of exactly its length, shared. For a document of
 /// megabytes that grows with the agents (the lock), a growing buffer copied into an `Arc`
 /// would hold up to three times its bytes at once; this serializes twice instead (first
-/// only to count), which costs about a millisecond per 4 MB.
+/// only to count), which costs about a millisecond per 4 MB. A value that does not
+/// serialize to the same bytes twice (a `HashMap` inside) is rendered by [`to_go_json`].
 pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T) -> Arc<[u8]> {
     struct Count(usize);
     impl Write for Count {
@@ -32,22 +33,20 @@ pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T) -> Arc<[u8]> {
         }
     }
     let mut count = Count(0);
-    write_go_json(&mut count, value);
+    if write_go_json(&mut count, value).is_err() {
+        return to_go_json(value).into();
+    }
     // A `TrustedLen` iterator: the `Arc` is allocated once, at its length.
     let mut shared: Arc<[u8]> = std::iter::repeat_n(0, count.0 + 1).collect();
-    let Some((newline, mut body)) = Arc::get_mut(&mut shared).and_then(|b| b.split_last_mut()) else {
-        return to_go_json(value).into();
-    };
-    write_go_json(&mut body, value);
-    *newline = b'\n';
-    shared
+    let filled = Arc::get_mut(&mut shared).and_then(|b| b.split_last_mut()).is_some_and(|(newline, mut body)| {
+        *newline = b'\n';
+        write_go_json(&mut body, value).is_ok() && body.is_empty()
+    });
+    if filled { shared } else { to_go_json(value).into() }
 }
 
-/// Serializing the same value gives the same bytes, so the second pass of
-/// [`to_go_json_shared`] fits the count of its first.
-fn write_go_json<W: Write, T: Serialize + ?Sized>(out: W, value: &T) {
-    let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter(PrettyFormatter::with_indent(b"  ")));
-    value.serialize(&mut ser).expect("serializing in-memory values to memory cannot fail");
+fn write_go_json<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
+    value.serialize(&mut serde_json::Serializer::with_formatter(out, GoFormatter(PrettyFormatter::with_indent(b"  "))))
 }
 
 struct GoFormatter(PrettyFormatter<'static>);
@@ -139,6 +138,19 @@ mod tests {
             let shared = to_go_json_shared(&v);
             assert_eq!(&shared[..], &to_go_json(&v)[..]);
             assert_eq!(shared.last(), Some(&b'\n'));
+        }
+        // A value that serializes longer, then shorter, each time: never padded or cut.
+        struct Shifty(std::cell::Cell<usize>);
+        impl Serialize for Shifty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.set(self.0.get() + 1);
+                s.serialize_str(&"x".repeat(if self.0.get() % 2 == 0 { 1 } else { 9 }))
+            }
+        }
+        for start in [0, 1] {
+            let shifty = Shifty(std::cell::Cell::new(start));
+            let shared = to_go_json_shared(&shifty);
+            assert!(matches!(&shared[..], b"\"x\"\n" | b"\"xxxxxxxxx\"\n"), "{:?}", String::from_utf8_lossy(&shared));
         }
     }
 
