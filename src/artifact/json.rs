@@ -144,7 +144,7 @@ mod tests {
         impl Serialize for Shifty {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 self.0.set(self.0.get() + 1);
-                s.serialize_str(&"x".repeat(if self.0.get() % 2 == 0 { 1 } else { 9 }))
+                s.serialize_str(&"x".repeat(if self.0.get().is_multiple_of(2) { 1 } else { 9 }))
             }
         }
         for start in [0, 1] {
