@@ -1,4 +1,5 @@
-//! Drift between a compiled [`ArtifactSet`] and the tree on disk, for `compile --check`.
+//! Drift between a compiled tree and the tree on disk, for `compile --check`: found as
+//! the compile puts each batch ([`Drift`], a sink), or over an [`ArtifactSet`] ([`drift`]).
 //! Reads only, and only what [`crate::disk`] allows: the committed tree is untrusted, so a
 //! symlink, FIFO, device or directory where clawc expects its own file is drift reported
 //! by its kind, and its target is never read. A file is a `delete` only if the compile
