@@ -6,11 +6,10 @@
 //! would delete it (a regular file whose hash the previous lock records).
 
 use super::known::{Known, NewLock};
-use super::write::{LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
+use super::write::{Kept, LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
 use crate::artifact::{ArtifactSet, Output, Sink};
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
-use crate::lock::LOCK;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -109,9 +108,8 @@ pub(crate) struct Drift<'a> {
 struct Open {
     previous: Previous,
     known: Option<Known>,
-    /// Which of the previous lock's outputs (by their index in it) the compile put again:
-    /// the rest would be deleted.
-    kept: Vec<bool>,
+    /// Which of the previous lock's outputs the compile put again: the rest would be deleted.
+    kept: Kept,
     dirs: disk::Dirs,
     /// `--out` is not a directory: every file is drift, found as this.
     not_a_directory: Option<String>,
@@ -135,7 +133,7 @@ impl<'a> Drift<'a> {
                 }
                 _ => None,
             };
-            let kept = vec![false; if let Previous::Lock(l) = &previous { l.listed } else { 0 }];
+            let kept = Kept::new(&previous);
             self.open = Some(Open { previous, known, kept, dirs: disk::Dirs::default(), not_a_directory, found: Vec::new() });
         }
         Ok(self.open.as_mut().expect("opened above"))
@@ -150,7 +148,7 @@ impl<'a> Drift<'a> {
         let mut found = std::mem::take(&mut open.found);
         if open.not_a_directory.is_none() {
             let previous = open.previous.outputs().unwrap_or(&NONE);
-            for (rel, (_, hash)) in previous.iter().filter(|(r, (i, _))| !open.kept.get(*i).is_some_and(|k| *k) && *r != LOCK) {
+            for (rel, hash) in open.kept.stale(previous) {
                 if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut open.dirs)?
                     && is_what_clawc_wrote(&old, hash, secrets)
                 {
@@ -172,9 +170,7 @@ impl Sink for Drift<'_> {
         let open = self.open()?;
         let previous = open.previous.outputs().unwrap_or(&NONE);
         for Output { path: rel, artifact: a, sha256 } in batch {
-            if let Some(k) = previous.get(&rel).and_then(|(i, _)| open.kept.get_mut(*i)) {
-                *k = true;
-            }
+            open.kept.mark(previous, &rel);
             let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
             if let Some(what) = &open.not_a_directory {
                 open.found.push(change(ChangeKind::Update, Vec::new(), Some(what.clone())));

@@ -145,10 +145,8 @@ struct Open {
     summary: WriteSummary,
     /// The stamps of the files found to hold their new bytes already.
     seen: Seen,
-    /// Which of the previous lock's outputs (by their index in it) were put again: the
-    /// rest are the stale files of the previous tree. (A flag each, not every path put:
-    /// this grows with the agents.)
-    kept: Vec<bool>,
+    /// Which of the previous lock's outputs were put again.
+    kept: Kept,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -186,7 +184,7 @@ impl<'o> Writer<'o> {
                 _ => None,
             };
             let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
-            let kept = vec![false; old.map_or(0, |l| l.listed)];
+            let kept = Kept::new(&previous);
             self.open = Some(Open {
                 _flock: flock,
                 previous,
@@ -422,6 +420,29 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
 /// A lock's outputs: path → (its index in the lock, SHA-256).
 pub(crate) type Outputs = BTreeMap<String, (usize, String)>;
 
+/// Which of the previous lock's outputs (by their index in it) a compile put again; the
+/// rest are the previous tree's stale files. A flag each, not every path put: this grows
+/// with the agents.
+pub(crate) struct Kept(Vec<bool>);
+
+impl Kept {
+    pub(crate) fn new(previous: &Previous) -> Self {
+        Kept(vec![false; if let Previous::Lock(l) = previous { l.listed } else { 0 }])
+    }
+
+    /// `rel` was put again.
+    pub(crate) fn mark(&mut self, previous: &Outputs, rel: &str) {
+        if let Some(k) = previous.get(rel).and_then(|(i, _)| self.0.get_mut(*i)) {
+            *k = true;
+        }
+    }
+
+    /// The outputs of `previous` not put again (the lock aside): path and SHA-256.
+    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> impl Iterator<Item = (&'p String, &'p String)> {
+        previous.iter().filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && *rel != LOCK).map(|(rel, (_, hash))| (rel, hash))
+    }
+}
+
 /// No outputs: what an `--out` without a lock holds of clawc's.
 pub(crate) static NONE: Outputs = BTreeMap::new();
 
@@ -469,8 +490,8 @@ impl Open {
             });
             for (o, found) in chunk.iter().zip(looks.into_iter().flatten()) {
                 let (rel, a) = (&o.path, &o.artifact);
-                if let Some(k) = previous.and_then(|p| p.get(rel)).and_then(|(i, _)| self.kept.get_mut(*i)) {
-                    *k = true;
+                if let Some(previous) = previous {
+                    self.kept.mark(previous, rel);
                 }
                 let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
                 match found {
@@ -501,7 +522,7 @@ impl Open {
     /// clawc wrote, else left with a warning.
     fn stale(&mut self, out: &Path, secrets: &BTreeMap<String, String>) -> Result<(), Diagnostic> {
         let Some(previous) = self.previous.outputs() else { return Ok(()) };
-        for (rel, (_, hash)) in previous.iter().filter(|(r, (i, _))| !self.kept.get(*i).is_some_and(|k| *k) && *r != LOCK) {
+        for (rel, hash) in self.kept.stale(previous) {
             match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
                 Contents::Missing => {}
                 Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
