@@ -40,7 +40,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let code = clawc::cli::run_from((0..argc).map(|i| OsStr::from_bytes(arg(i)).to_owned()));
+    let code = clawc::cli::run((0..argc).map(|i| OsStr::from_bytes(arg(i)).to_owned()));
     // Leave without the C runtime's exit handlers once what Rust buffers is flushed:
     // mimalloc's handler walks the whole heap to release it (a `madvise` per region),
     // which the kernel does anyway when the process ends. Files are all closed by now;

@@ -100,13 +100,8 @@ fn table(rows: &[Vec<String>], indent: &str) -> String {
     out
 }
 
-/// Runs the command line and returns the process exit code.
-pub fn run() -> i32 {
-    run_from(std::env::args_os())
-}
-
-/// [`run`] on the given command line (the program's name first).
-pub fn run_from(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+/// Runs the command line `args` (the program's name first) and returns the process exit code.
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

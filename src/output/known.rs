@@ -102,15 +102,14 @@ impl Known {
     /// one clawc can read), taking
     /// `seen` (stamps of the files found current, by path) and looking at the files
     /// written now.
-    pub(crate) fn store(&self, out: &Path, mut seen: Seen, lock: Option<&[u8]>, jobs: usize) {
+    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<&[u8]>, jobs: usize) {
         let (Some(at), Some(bytes)) = (&self.at, lock) else { return };
         let Some(lock) = serde_json::from_slice::<NewLock<'_>>(bytes).ok().filter(NewLock::redacted) else { return };
         let digest = record::lock_digest(bytes);
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);
-        seen.0.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let seen = &seen;
+        let seen = &seen.sorted();
         let threads = if lock.outputs.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
         let looks = crate::jobs::map_runs(&lock.outputs, threads, 256, |_, run| {
             let mut walk = crate::disk::Walk::new(out).ok();
@@ -141,7 +140,13 @@ impl Seen {
         self.0.push((path, stamp));
     }
 
-    /// After the sort in [`Known::store`]: the stamp of `path`, if it was seen.
+    /// Sorted by path, for [`Seen::get`].
+    fn sorted(mut self) -> Self {
+        self.0.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self
+    }
+
+    /// The stamp of `path`, if it was seen (once [`Seen::sorted`]).
     fn get(&self, path: &str) -> Option<Stamp> {
         self.0.binary_search_by(|(p, _)| p.as_str().cmp(path)).ok().map(|i| self.0[i].1)
     }
