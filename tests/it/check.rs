@@ -23,6 +23,12 @@ fn in_sync_is_answered_from_the_lock() {
     assert_eq!((code, doc["status"].as_str(), doc["answered_by"].as_str()), (0, Some("in-sync"), Some("lock")));
 }
 
+/// The files a `--check --format json` lists: (path, change).
+fn changes(doc: &serde_json::Value) -> Vec<(String, String)> {
+    let files = doc["files"].as_array().unwrap().iter();
+    files.map(|f| (f["path"].as_str().unwrap().to_string(), f["change"].as_str().unwrap().to_string())).collect()
+}
+
 #[test]
 fn drift_lists_files_prints_the_fix_and_writes_nothing() {
     let pod = pod();
@@ -32,12 +38,7 @@ fn drift_lists_files_prints_the_fix_and_writes_nothing() {
     let (code, doc) = check_json(&pod, &["--diff", "full"]);
     assert_eq!(code, 1);
     assert_eq!(doc["answered_by"], "compile");
-    let files: Vec<(String, String)> = doc["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["path"].as_str().unwrap().into(), f["change"].as_str().unwrap().into()))
-        .collect();
+    let files = changes(&doc);
     for want in ["context/bot/tools.json", "context/bot/CLAWDAPUS.md", "report/bot.json", "clawc.lock"] {
         assert!(files.contains(&(want.to_string(), "update".to_string())), "{want} not in {files:?}");
     }
@@ -659,12 +660,7 @@ fn a_check_that_compiles_finds_drift_in_every_batch_and_what_the_write_would_do(
     std::fs::write(dir.path().join("claw-pod.yml"), pod.replace("  agent-9:\n", "  agent-zz:\n")).unwrap();
     let (code, doc, _) = run(&["--check", "--diff", "none"]);
     assert_eq!((code, doc["answered_by"].as_str()), (1, Some("compile")), "{doc}");
-    let files: Vec<(String, String)> = doc["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["path"].as_str().unwrap().to_string(), f["change"].as_str().unwrap().to_string()))
-        .collect();
+    let files = changes(&doc);
     let change = |p: &str| files.iter().find(|(path, _)| path == p).map(|(_, c)| c.as_str());
     assert_eq!(change("context/agent-0-0/CLAWDAPUS.md"), Some("update"), "{files:?}");
     assert_eq!(change("context/agent-8-3/tools.json"), Some("update"), "{files:?}");
