@@ -169,6 +169,27 @@ fn a_forged_lock_cannot_delete_foreign_files() {
     assert_eq!(pod.read("victim"), "V");
 }
 
+/// The check's side of the forged lock above: a file it claims outside `--out`, or behind
+/// a symlinked directory, is never read, shown or listed for deletion.
+#[test]
+fn a_forged_lock_cannot_make_check_read_or_list_foreign_files() {
+    let pod = pod();
+    compiled(&pod);
+    std::fs::create_dir(pod.path("ssh")).unwrap();
+    std::fs::write(pod.path("ssh/id_ed25519"), CANARY).unwrap();
+    symlink(pod.path("ssh"), pod.path("out/ssh")).unwrap();
+    claim(&pod, "ssh/id_ed25519", &sha256(CANARY.as_bytes()));
+    std::fs::write(pod.path("victim"), CANARY).unwrap();
+    claim(&pod, "../victim", &sha256(CANARY.as_bytes()));
+    let run = human(&pod, &["compile", "claw-pod.yml", "-o", "out", "--check", "--diff", "full", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_silent_about(&run, CANARY);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["answered_by"], "compile");
+    let files: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["clawc.lock"], "only the forged lock itself differs");
+}
+
 #[test]
 fn an_out_holding_files_clawc_did_not_write_is_refused() {
     let pod = pod();
