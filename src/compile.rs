@@ -5,7 +5,7 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::artifact::{Artifact, ArtifactSet, Output, Sink};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
@@ -201,7 +201,8 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
         .filter_map(|s| s.claw.as_ref().filter(|c| c.role == crate::pod::Role::Agent).map(|c| c.agent_ids(&s.name).len()))
         .sum();
     let threads = crate::jobs::threads(opts.jobs);
-    let core = build(pod, described, &skills, &env, opts.secrets, threads, sources, diags, stream)?;
+    let clawc = if stream.sink.reuses() { build_identity() } else { None };
+    let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), sources, diags, stream)?;
     let built = crate::lock::Built { outputs: &core.outputs, services: &core.analysis.registry.services };
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
     // The lock is as sensitive as the most sensitive file it describes.
@@ -209,6 +210,27 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
     let artifact = Artifact { bytes: lock, secret: core.secret, executable: false };
     stream.put_hashed(vec![Output { path: crate::lock::LOCK.to_string(), artifact, sha256 }]);
     Some(Built { agents, secrets: core.secrets, analysis: core.analysis })
+}
+
+/// What identifies the running clawc for the render keys (`project::reuse`): its version
+/// and its executable's device, inode, size and times, so a rebuilt binary never takes
+/// files another one rendered. `None` (no reuse) when the executable cannot be looked at.
+fn build_identity() -> Option<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/self/exe").ok()?;
+    let mut id = env!("CARGO_PKG_VERSION").as_bytes().to_vec();
+    for n in [
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime().cast_unsigned(),
+        m.mtime_nsec().cast_unsigned(),
+        m.ctime().cast_unsigned(),
+        m.ctime_nsec().cast_unsigned(),
+    ] {
+        id.extend_from_slice(&n.to_le_bytes());
+    }
+    Some(id)
 }
 
 /// What the skill stage needs from the edge: the operator skills read, each descriptor
@@ -543,6 +565,7 @@ pub(crate) fn build(
     env: &Env,
     mode: grant::SecretMode,
     threads: usize,
+    clawc: Option<&[u8]>,
     sources: &SourceMap,
     diags: &mut Diagnostics,
     stream: &mut Stream<'_>,
@@ -565,21 +588,32 @@ pub(crate) fn build(
     let secrets = secrets::collect(&plans);
     // The scan's warnings (tokens too short to look for) once; each batch adds its leaks.
     diags.extend(secrets::scan_files(std::iter::empty(), &secrets, sources, pod.file));
-    // Projection runs redacted, and the leak scan reads that before anything is put; with
-    // inline tokens only the files that carry them are rendered again. After a leak the
-    // rest is still scanned (every leak is reported) but nothing more is put.
-    let mut leaked = false;
-    let agents = project::project(&pod, &registry, &plans, &native, &skills, sources, threads, |services, files| {
-        let leaks = secrets::scan(&files, &secrets, sources, pod.file);
-        leaked |= !leaks.is_empty();
-        diags.extend(leaks);
-        if leaked {
-            return;
-        }
-        let files =
-            if mode == SecretMode::Redact { files } else { with_inline(files, project::inline(&pod, &registry, services, &native)) };
-        stream.put(files, &secrets, threads);
-    });
+    // A sink that may hold what the previous compile rendered is asked for each service by
+    // its render key, before rendering it.
+    let resolved = project::reuse::Resolved { pod: &pod, reg: &registry, plans: &plans, natives: &native, skills: &skills };
+    let keys = clawc
+        .filter(|_| mode == SecretMode::Redact && stream.sink.reuses())
+        .map(|clawc| project::reuse::Keys::of(&project::reuse::Context { clawc, sources, secrets: &secrets }, &resolved))
+        .unwrap_or_default();
+    let mut take = Projecting {
+        pod: &pod,
+        registry: &registry,
+        native: &native,
+        mode,
+        secrets: &secrets,
+        sources,
+        threads,
+        diags,
+        stream,
+        keys,
+        leaked: false,
+        memo: Memo::default(),
+    };
+    let agents = project::project(&pod, &registry, &plans, &native, &skills, sources, threads, &mut take);
+    let Projecting { diags, stream, memo, .. } = take;
+    if !memo.0.is_empty() {
+        stream.sink.remember(memo);
+    }
     if diags.has_errors() {
         return None;
     }
@@ -595,6 +629,74 @@ pub(crate) fn build(
     stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
     let outputs = std::mem::take(&mut stream.outputs);
     Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
+}
+
+/// What the projection's batches go through: the leak scan (projection runs redacted,
+/// and the scan reads that before anything is put; with inline tokens only the files that
+/// carry them are rendered again; after a leak the rest is still scanned, so every leak is
+/// reported, but nothing more is put), then the stream. Services the sink still holds by
+/// their render key are not rendered; what is rendered is remembered by its key.
+struct Projecting<'a, 'b, 's> {
+    pod: &'a Pod,
+    registry: &'a Registry,
+    native: &'a BTreeMap<String, project::native::NativePlan>,
+    mode: SecretMode,
+    secrets: &'b BTreeMap<String, String>,
+    sources: &'b SourceMap,
+    threads: usize,
+    diags: &'b mut Diagnostics,
+    stream: &'b mut Stream<'s>,
+    keys: project::reuse::Keys,
+    leaked: bool,
+    memo: Memo,
+}
+
+impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
+    fn reused(&mut self, services: &[&'a str]) -> Vec<bool> {
+        let wanted: Vec<(&str, &[u8; 32])> = services.iter().filter_map(|s| Some((*s, self.keys.0.get(*s)?))).collect();
+        if wanted.is_empty() || self.stream.failed.is_some() {
+            return vec![false; services.len()];
+        }
+        let mut taken = BTreeSet::new();
+        for ((service, key), files) in wanted.iter().zip(self.stream.sink.reuse(&wanted)) {
+            let Some(files) = files else { continue };
+            for f in &files {
+                self.stream.outputs.insert(f.path.clone(), f.digest);
+            }
+            self.memo.0.insert(service.to_string(), (**key, files));
+            taken.insert(*service);
+        }
+        services.iter().map(|s| taken.contains(s)).collect()
+    }
+
+    fn rendered(&mut self, services: &project::Services<'a>, files: Vec<Vec<(String, Artifact)>>) {
+        let groups: Vec<(&str, Vec<(String, u32)>)> = services
+            .iter()
+            .zip(&files)
+            .filter(|((s, _), _)| self.keys.0.contains_key(s.as_str()))
+            .map(|((s, _), f)| (s.as_str(), f.iter().map(|(p, a)| (p.clone(), a.mode())).collect()))
+            .collect();
+        let files: Vec<(String, Artifact)> = files.into_iter().flatten().collect();
+        let leaks = secrets::scan(&files, self.secrets, self.sources, self.pod.file);
+        self.leaked |= !leaks.is_empty();
+        self.diags.extend(leaks);
+        if self.leaked {
+            return;
+        }
+        let files = if self.mode == SecretMode::Redact {
+            files
+        } else {
+            with_inline(files, project::inline(self.pod, self.registry, services, self.native))
+        };
+        self.stream.put(files, self.secrets, self.threads);
+        for (service, paths) in groups {
+            let recorded = paths
+                .into_iter()
+                .filter_map(|(path, mode)| Some(Recorded { digest: *self.stream.outputs.get(&path)?, path, mode }))
+                .collect();
+            self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
+        }
+    }
 }
 
 /// `files` with those of `inline` put in place of the redacted ones at the same paths.

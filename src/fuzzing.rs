@@ -119,7 +119,7 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
             let mut tree = crate::artifact::ArtifactSet::default();
             let mut stream = compile::Stream::new(&mut tree);
             if let Some(built) =
-                compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, &sources, &mut ds, &mut stream)
+                compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, None, &sources, &mut ds, &mut stream)
             {
                 std::hint::black_box((built.outputs, tree));
             }

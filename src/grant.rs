@@ -23,7 +23,7 @@ const MAX_LISTED: usize = 20;
 pub(crate) use crate::diag::catalogue::grant as codes;
 
 /// How resolved secrets are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, Default)]
 pub enum SecretMode {
     /// `${VAR}` instead of the value; only a declaration of VAR is needed.
     #[default]
@@ -33,14 +33,14 @@ pub enum SecretMode {
 }
 
 /// A bearer token: the variable that holds it and, when known, its value.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Token {
     pub env: String,
     pub value: Option<String>,
 }
 
 /// Why a tool is visible: the grant line, and whether it came through the pod defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub struct Provenance {
     pub grant: Loc,
     pub origin: Origin,
@@ -48,7 +48,7 @@ pub struct Provenance {
     pub all: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct GrantedTool {
     pub service: String,
     /// Index into the service descriptor's `tools`.
@@ -58,7 +58,7 @@ pub struct GrantedTool {
     pub auth: Option<Token>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ResolvedFeed {
     pub name: String,
     pub source: String,
@@ -84,7 +84,7 @@ impl ResolvedFeed {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ResolvedMemory {
     pub service: String,
     pub base_url: String,
@@ -94,7 +94,7 @@ pub struct ResolvedMemory {
 }
 
 /// Everything one consumer service was granted (shared by its replicas).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Hash, Default)]
 pub struct Plan {
     pub tools: Vec<GrantedTool>,
     pub feeds: Vec<ResolvedFeed>,

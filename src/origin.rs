@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// Which source a descriptor was found by (Clawdapus' order, `--descriptor` first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OriginKind {
     /// A descriptor `claw up` builds in for a service it injects (claw-api, claw-wall).

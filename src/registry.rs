@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 pub(crate) use crate::diag::catalogue::registry as codes;
 
 /// A feed any agent may subscribe to by name.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct FeedDef {
     pub source: String,
     pub spec: FeedSpec,
@@ -19,7 +19,7 @@ pub struct FeedDef {
     pub index: usize,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Hash, Default)]
 pub struct Registry {
     /// Every service with a descriptor, by name.
     pub services: BTreeMap<String, ServiceDescriptor>,

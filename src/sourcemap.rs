@@ -11,12 +11,22 @@ use std::sync::Arc;
 pub struct FileId(pub u32);
 
 /// A byte range with the 1-based line and column of its start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
     pub line: u32,
     pub col: u32,
+}
+
+/// Hashed by where it is as a reader finds it (line, column, length), not by its byte
+/// offsets: the render key (`project::reuse`) hashes resolved plans, and an edit that
+/// shifts a later service's bytes without moving its lines must not change its key.
+/// (Spans equal as values hash alike, as `Hash` requires.)
+impl std::hash::Hash for Span {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.line, self.col, self.end.wrapping_sub(self.start)).hash(state);
+    }
 }
 
 impl Span {

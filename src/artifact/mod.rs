@@ -73,6 +73,23 @@ pub struct Output {
     pub sha256: String,
 }
 
+/// A file known by its hash, not its bytes: what a compile wrote, as a later one may take
+/// it from the tree without rendering it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub path: String,
+    /// SHA-256 of its bytes, as the lock records it.
+    pub digest: [u8; 32],
+    /// Its permission bits (see [`Artifact::mode`]).
+    pub mode: u32,
+}
+
+/// What a compile rendered for each agent service: the render key it was rendered from
+/// (`project::reuse`) and its files. Kept beside the tree so the next compile renders only
+/// the services whose key changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memo(pub BTreeMap<String, ([u8; 32], Vec<Recorded>)>);
+
 /// Where the compile puts the tree, a batch of files at a time, `clawc.lock` last: a
 /// batch's bytes may be dropped once taken, so a compile that writes as it goes holds one
 /// batch, not the tree. The batches are the same and come in the same order whatever
@@ -81,6 +98,24 @@ pub trait Sink {
     /// Takes one batch. An error stops the sink: the compile goes on (its own errors come
     /// first) but puts nothing more.
     fn put(&mut self, batch: Vec<Output>) -> Result<(), crate::diag::Diagnostic>;
+
+    /// Whether the sink may hold files a compile need not render ([`Sink::reuse`]); when
+    /// not, the compile does not compute render keys.
+    fn reuses(&self) -> bool {
+        false
+    }
+
+    /// For each of `wanted` (an agent service and the render key of its inputs): its files
+    /// as the previous compile rendered them from inputs with that key, when the sink
+    /// holds them still unchanged (then they count as put, and the compile does not render
+    /// the service); `None` otherwise.
+    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+        vec![None; wanted.len()]
+    }
+
+    /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
+    /// the lock is put.
+    fn remember(&mut self, _memo: Memo) {}
 }
 
 /// The whole tree in memory (the library API, `--check`, the golden tests).

@@ -231,6 +231,7 @@ fn summary(
                 s["out"] = out.display().to_string().into();
                 s["written"] = w.written.clone().into();
                 s["unchanged"] = w.unchanged.into();
+                s["reused"] = w.reused.into();
                 s["removed"] = w.removed.clone().into();
             }
             println!("{}", serde_json::json!({ "summary": s }));

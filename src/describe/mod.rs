@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// A validated descriptor. Free-form JSON (`inputSchema`, `annotations`) is kept as
 /// `serde_json::Value`, whose maps are sorted: key order in the source never matters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Hash, PartialEq)]
 pub struct Descriptor {
     pub version: u8,
     pub description: String,
@@ -34,7 +34,7 @@ pub struct Descriptor {
     pub release: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct FeedSpec {
     pub name: String,
     pub path: String,
@@ -42,21 +42,21 @@ pub struct FeedSpec {
     pub description: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Endpoint {
     pub method: String,
     pub path: String,
     pub description: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum AuthType {
     Bearer,
     Header,
     None,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Auth {
     pub kind: AuthType,
     pub env: String,
@@ -69,12 +69,12 @@ impl Auth {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct McpEndpoint {
     pub path: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Hash, PartialEq)]
 pub struct Tool {
     pub name: String,
     pub description: String,
@@ -108,7 +108,7 @@ impl Tool {
 
 /// How a tool is executed: its own HTTP route, or `tools/call` on the service's MCP
 /// endpoint. A descriptor with `mcp` has only MCP tools, one without only HTTP tools.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub enum Transport {
     Http {
         /// Upper case: `GET`, `POST`, `PUT`, `PATCH`, `DELETE`.
@@ -144,7 +144,7 @@ impl Transport {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, Default, PartialEq, Eq)]
 pub struct Memory {
     pub recall: Option<String>,
     pub retain: Option<String>,

@@ -18,7 +18,7 @@ use crate::source::{self, Declared, ImageRef, Loaded, RunnerDecl, SkillRoot, Sna
 use crate::sourcemap::{FileId, Loc, SourceMap};
 
 /// Everything clawc knows about one service.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Described {
     pub name: String,
     /// The runner the service declares (agents only, in a pod).
@@ -28,7 +28,7 @@ pub struct Described {
 }
 
 /// A runner and where it was declared.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct RunnerFact {
     pub runner: runner::Declared,
     /// `image <ref> label claw.type`, `<Clawfile> CLAW_TYPE`, `<Dockerfile> LABEL claw.type`.
@@ -36,7 +36,7 @@ pub struct RunnerFact {
 }
 
 /// A service's descriptor and where it came from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ServiceDescriptor {
     pub descriptor: Descriptor,
     /// The descriptor's text in the source map (a converted snapshot's when the service
@@ -51,7 +51,7 @@ pub struct ServiceDescriptor {
 }
 
 /// A skill file a service ships.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Skill {
     /// The file name it is written under (`context/<agent>/skills/<name>`).
     pub name: String,

@@ -82,6 +82,11 @@ impl Known {
         Known { vouched, at }
     }
 
+    /// Where the render memo of this `--out` is kept (see [`super::memo`]), if a record is.
+    pub(crate) fn memo_path(&self) -> Option<PathBuf> {
+        self.at.as_deref().map(super::memo::path)
+    }
+
     /// Whether a record of the previous tree was found.
     pub(crate) fn has_record(&self) -> bool {
         self.vouched.is_some()
@@ -91,11 +96,29 @@ impl Known {
     /// the new lock records it is `sha256`) by the previous lock's `outputs` and the
     /// record, without reading it.
     pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> bool {
-        if a.secret || meta.permissions().mode() & 0o777 != a.mode() {
-            return false;
-        }
-        let Some((i, old)) = previous.get(rel) else { return false };
-        old == sha256 && self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, &Stamp::of(meta)))
+        !a.secret
+            && meta.permissions().mode() & 0o777 == a.mode()
+            && previous.get(rel).is_some_and(|(_, old)| old == sha256)
+            && self.vouches_stamp(previous, rel, &Stamp::of(meta))
+    }
+
+    /// Whether `rel`, found on disk stamped `stamp` with permission bits `mode`, already is
+    /// the file (without a literal token) with those bits whose SHA-256 is `digest`, by the
+    /// previous lock's `outputs` and the record, without reading it.
+    pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, want: (u32, &[u8; 32]), found: (u32, &Stamp)) -> bool {
+        let (mode, digest) = want;
+        let mut hex = [0u8; 64];
+        let hex = hex::encode_to_slice(digest, &mut hex).ok().and_then(|()| std::str::from_utf8(&hex).ok());
+        found.0 & 0o777 == mode
+            && previous.get(rel).is_some_and(|(_, old)| Some(old.as_str()) == hex)
+            && self.vouches_stamp(previous, rel, found.1)
+    }
+
+    /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous
+    /// compile left it.
+    fn vouches_stamp(&self, previous: &Outputs, rel: &str, stamp: &Stamp) -> bool {
+        let Some((i, _)) = previous.get(rel) else { return false };
+        self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, stamp))
     }
 
     /// After the write: records the outputs of `lock` (the new lock's bytes, if the tree has

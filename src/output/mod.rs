@@ -3,5 +3,6 @@
 
 pub mod check;
 pub(crate) mod known;
+pub(crate) mod memo;
 pub(crate) mod record;
 pub mod write;

@@ -22,7 +22,7 @@
 
 use super::known::{Known, NewLock, Seen};
 use super::record::Stamp;
-use crate::artifact::{Artifact, ArtifactSet, Output, Sink};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
@@ -53,6 +53,9 @@ pub struct WriteSummary {
     pub unchanged: usize,
     /// Of the unchanged, those the stat record vouched for (not read).
     pub vouched: usize,
+    /// Agent services whose files were taken from the tree without rendering them (their
+    /// render key was unchanged: see `output::memo`).
+    pub reused: usize,
     pub removed: Vec<String>,
     /// Warnings: stale files left in place because they are not what clawc wrote.
     pub warnings: Vec<Diagnostic>,
@@ -133,6 +136,8 @@ pub struct Writer<'o> {
     opts: WriteOptions<'o>,
     redacted: bool,
     open: Option<Open>,
+    /// What this compile rendered, kept for the next one when the write is done.
+    remembered: Option<Memo>,
 }
 
 /// A writer's state from its first batch on.
@@ -147,6 +152,9 @@ struct Open {
     seen: Seen,
     /// Which of the previous lock's outputs were put again.
     kept: Kept,
+    /// What the previous compile rendered (when its lock is the one found and the record
+    /// is whole): services whose render key is unchanged are taken from the tree.
+    memo: Option<Memo>,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -161,7 +169,7 @@ impl<'o> Writer<'o> {
     /// A writer of a tree that is `redacted` (whose outputs may be vouched for by a stat
     /// record) or not into `out`. Touches nothing yet.
     pub fn new(out: &'o Path, opts: WriteOptions<'o>, redacted: bool) -> Self {
-        Writer { out, opts, redacted, open: None }
+        Writer { out, opts, redacted, open: None, remembered: None }
     }
 
     /// Takes the write lock of `out` and reads what the previous compile left there.
@@ -184,6 +192,7 @@ impl<'o> Writer<'o> {
                 _ => None,
             };
             let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
+            let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
             let kept = Kept::new(&previous);
             self.open = Some(Open {
                 _flock: flock,
@@ -193,6 +202,7 @@ impl<'o> Writer<'o> {
                 summary: WriteSummary::default(),
                 seen: Seen::default(),
                 kept,
+                memo,
                 lock: None,
                 staging: false,
                 made,
@@ -224,10 +234,14 @@ impl<'o> Writer<'o> {
         let mut open = self.open.take().expect("opened above");
         let lock = open.lock.take().map(|l| l.artifact.bytes);
         let lock = lock.as_deref();
+        let remembered = self.remembered.take();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
                 open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
+            }
+            if remembered != open.memo {
+                open.remember(lock, remembered.as_ref());
             }
             return Ok(open.summary);
         }
@@ -238,6 +252,7 @@ impl<'o> Writer<'o> {
         }
         apply(out, &open.journal, true)?;
         open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
+        open.remember(lock, remembered.as_ref());
         let mut summary = std::mem::take(&mut open.summary);
         summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
@@ -255,6 +270,23 @@ impl Sink for Writer<'_> {
             open.lock = Some(batch.remove(i));
         }
         open.take(out, &batch)
+    }
+
+    fn reuses(&self) -> bool {
+        self.redacted && self.opts.records.is_some()
+    }
+
+    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+        let out = self.out;
+        match self.open() {
+            Ok(open) => open.reuse(out, wanted),
+            // A writer that cannot open says so at the first batch put.
+            Err(_) => vec![None; wanted.len()],
+        }
+    }
+
+    fn remember(&mut self, memo: Memo) {
+        self.remembered = Some(memo);
     }
 }
 
@@ -538,6 +570,66 @@ impl Open {
             }
         }
         Ok(())
+    }
+}
+
+impl Open {
+    /// For each of `wanted` (an agent service and its render key): the files the memo has
+    /// for it rendered from that key, when each is still the one the previous lock records,
+    /// vouched for by the stat record (never read; looked at on every core); then they
+    /// count as put and unchanged. A service is taken whole or not at all.
+    fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+        let (Some(memo), Some(previous)) = (self.memo.as_ref(), self.previous.outputs()) else { return vec![None; wanted.len()] };
+        let candidates: Vec<Option<&Vec<Recorded>>> = wanted
+            .iter()
+            .map(|(service, key)| {
+                let (memo_key, files) = memo.0.get(*service)?;
+                (memo_key == *key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some(files)
+            })
+            .collect();
+        let files: Vec<&Recorded> = candidates.iter().flatten().flat_map(|f| f.iter()).collect();
+        let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
+        let known = &self.known;
+        let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
+            let mut walk = disk::Walk::new(out).ok();
+            run.iter()
+                .map(|f| {
+                    let st = walk.as_mut()?.stat(&f.path)?;
+                    let stamp = Stamp::of_stat(&st);
+                    known.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &stamp)).then_some(stamp)
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut stamps = looks.into_iter().flatten();
+        let mut taken = Vec::with_capacity(wanted.len());
+        for files in candidates {
+            let Some(files) = files else {
+                taken.push(None);
+                continue;
+            };
+            let looked: Option<Vec<Stamp>> = stamps.by_ref().take(files.len()).collect();
+            let Some(looked) = looked else {
+                taken.push(None);
+                continue;
+            };
+            for (f, stamp) in files.iter().zip(looked) {
+                self.kept.mark(previous, &f.path);
+                self.seen.push(f.path.clone(), stamp);
+            }
+            self.summary.unchanged += files.len();
+            self.summary.vouched += files.len();
+            self.summary.reused += 1;
+            taken.push(Some(files.clone()));
+        }
+        taken
+    }
+
+    /// Keeps `memo` for the next compile, bound to the new lock `lock` (dropped when there
+    /// is no record to keep it beside).
+    fn remember(&self, lock: Option<&[u8]>, memo: Option<&Memo>) {
+        if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
+            super::memo::store(&at, &super::record::lock_digest(lock), memo);
+        }
     }
 }
 

@@ -25,13 +25,13 @@ pub(crate) const MAX_AGENTS: u64 = 50_000;
 pub(crate) const MAX_ENTRIES: u64 = 1_000_000;
 
 /// A value and where it was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Spanned<T> {
     pub value: T,
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Pod {
     pub file: FileId,
     /// `x-claw.pod`, or empty.
@@ -69,7 +69,7 @@ pub(crate) const CLAW_WALL: &str = "claw-wall";
 
 /// A service `claw up` adds to the pod (Clawdapus' auto-injection): not in the pod file,
 /// yet agents reach it and it has a built-in descriptor.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Injected {
     /// The port it listens on inside the pod.
     pub port: String,
@@ -110,7 +110,7 @@ pub(crate) fn for_agent(text: &str, agent: &str) -> String {
     text.replace("{claw_id}", agent)
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Service {
     pub name: String,
     /// The service's key in `services:`.
@@ -124,14 +124,14 @@ pub struct Service {
     pub claw: Option<Claw>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Build {
     pub context: String,
     pub dockerfile: Option<String>,
     pub loc: Loc,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum Role {
     /// Has `x-claw` and no `mcp-stdio`: gets an identity and (with cllama) a context.
     Agent,
@@ -140,7 +140,7 @@ pub enum Role {
 }
 
 /// A service's `x-claw` block after defaults expansion.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Claw {
     pub loc: Loc,
     pub role: Role,
@@ -173,7 +173,7 @@ pub struct Claw {
 }
 
 /// Where an agent's tools are executed (`x-claw.tool-execution`, a clawc extension).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Execution {
     /// The runner loads the pod's MCP servers itself, filtered to the grant.
@@ -191,7 +191,7 @@ impl Execution {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct StdioCommand {
     pub command: String,
     pub args: Vec<String>,
@@ -206,7 +206,7 @@ impl Claw {
 
 /// Where a list entry came from: the service itself, or the pod's `*-defaults` (inherited
 /// because the key was absent, or spliced in by a `...` at the given position).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum Origin {
     Service,
     Defaults {
@@ -218,7 +218,7 @@ pub enum Origin {
 }
 
 /// One `tools:` entry ("verb authority" over a service's tools).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Grant {
     pub service: Spanned<String>,
     pub allow: Allow,
@@ -229,13 +229,13 @@ pub struct Grant {
     pub path: String,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum Allow {
     All,
     Named(Vec<Spanned<String>>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum FeedEntry {
     /// A subscription by feed name, resolved against the feed registry.
     ByName(Spanned<String>),
@@ -243,7 +243,7 @@ pub enum FeedEntry {
     Inline(InlineFeed),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct InlineFeed {
     pub name: String,
     pub source: Spanned<String>,
@@ -253,7 +253,7 @@ pub struct InlineFeed {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Surface {
     pub scheme: String,
     pub target: String,
@@ -262,14 +262,14 @@ pub struct Surface {
 }
 
 /// `tool-policy`: each field overrides the compiled default on its own.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, Default, PartialEq, Eq)]
 pub struct ToolPolicy {
     pub max_rounds: Option<u64>,
     pub timeout_per_tool_ms: Option<u64>,
     pub total_timeout_ms: Option<u64>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct MemoryRef {
     pub service: Spanned<String>,
     pub timeout_ms: u64,
@@ -277,7 +277,7 @@ pub struct MemoryRef {
 }
 
 /// One platform's channel identity (`handles.<platform>`): an identity, not a secret.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Handle {
     pub id: String,
     /// Empty when not given.
@@ -286,7 +286,7 @@ pub struct Handle {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Guild {
     pub id: String,
     /// Empty when not given.
@@ -294,7 +294,7 @@ pub struct Guild {
     pub channels: Vec<Channel>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Channel {
     pub id: String,
     /// Empty when not given.
@@ -302,7 +302,7 @@ pub struct Channel {
 }
 
 /// One `include` entry: a file composed into the contract, or mounted as a skill.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct Include {
     pub id: String,
     /// As written (trimmed), relative to the pod directory.

@@ -20,6 +20,7 @@ pub(crate) mod context_md;
 pub(crate) mod mediated;
 pub(crate) mod native;
 pub(crate) mod report;
+pub(crate) mod reuse;
 pub(crate) mod skills;
 
 use crate::artifact::Artifact;
@@ -48,11 +49,13 @@ pub(crate) type Services<'a> = [(&'a String, &'a Plan)];
 
 /// Renders every per-agent artifact (each agent service's report among them) with tokens
 /// redacted (`${VAR}`), a batch of whole agent services at a time, and hands each batch to
-/// `each` in service order; returns the report index's entries. [`inline`] then renders
-/// the files where `--secrets inline` asks for literal tokens, and [`index`] the report
-/// index, once the leak scan has added its warnings. The services of a batch are rendered
-/// on up to `threads` threads (each service's rendering is independent of the others');
-/// the batches are cut by agent count, so they are the same whatever `threads` is.
+/// `take` in service order (each service's files apart); returns the report index's
+/// entries. A service `take` says it already holds ([`Take::reused`]) is not rendered.
+/// [`inline`] then renders the files where `--secrets inline` asks for literal tokens,
+/// and [`index`] the report index, once the leak scan has added its warnings. The services
+/// of a batch are rendered on up to `threads` threads (each service's rendering is
+/// independent of the others'); the batches are cut by agent count, so they are the same
+/// whatever `threads` is.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn project<'a>(
     pod: &'a Pod,
@@ -62,36 +65,62 @@ pub(crate) fn project<'a>(
     skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
     sources: &SourceMap,
     threads: usize,
-    mut each: impl FnMut(&Services<'a>, Vec<(String, Artifact)>),
+    take: &mut dyn Take<'a>,
 ) -> Vec<report::IndexEntry<'a>> {
     let services: Vec<(&'a String, &'a Plan)> = plans.iter().collect();
     let ids = |s: &str| pod.services[s].claw.as_ref().map_or(0, |c| c.count.max(1) as usize);
     let agent_ids: usize = services.iter().map(|(s, _)| ids(s)).sum();
     let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
     let mut agents = Vec::new();
+    // Asked once for every service, so what the sink looks at is looked at in one pass.
+    let names: Vec<&'a str> = services.iter().map(|(s, _)| s.as_str()).collect();
+    let reused: Vec<bool> = take.reused(&names);
+    let mut reused = reused.into_iter();
     let mut rest = &services[..];
     while !rest.is_empty() {
-        let mut take = 0;
+        let mut count = 0;
         let mut held = 0;
-        while take < rest.len() && (take == 0 || held + ids(rest[take].0) <= BATCH_AGENTS) {
-            held += ids(rest[take].0);
-            take += 1;
+        while count < rest.len() && (count == 0 || held + ids(rest[count].0) <= BATCH_AGENTS) {
+            held += ids(rest[count].0);
+            count += 1;
         }
-        let (batch, tail) = rest.split_at(take);
+        let (batch, tail) = rest.split_at(count);
         rest = tail;
-        let rendered = crate::jobs::map_runs(batch, threads, 1, |_, run| {
+        let mut render = Vec::with_capacity(batch.len());
+        for (&(service, plan), reused) in batch.iter().zip(reused.by_ref()) {
+            if reused {
+                let claw = pod.services[service.as_str()].claw.as_ref().expect("plans exist only for x-claw agents");
+                agents.extend(claw.agent_ids(service).into_iter().map(|id| report::IndexEntry::new(id, service)));
+            } else {
+                render.push((service, plan));
+            }
+        }
+        if render.is_empty() {
+            continue;
+        }
+        let rendered = crate::jobs::map_runs(&render, threads, 1, |_, run| {
             run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
         });
-        let mut files = Vec::new();
+        let mut files = Vec::with_capacity(render.len());
         // In service order, so the batch is what one thread would have built.
         for (f, reports) in rendered.into_iter().flatten() {
-            files.extend(f);
+            files.push(f);
             agents.extend(reports);
         }
-        each(batch, files);
+        take.rendered(&render, files);
     }
     agents.sort_by(|a, b| a.id.cmp(&b.id));
     agents
+}
+
+/// What [`project`] hands its batches to.
+pub(crate) trait Take<'a> {
+    /// For each of `services`, whether its files are already had (then it is not
+    /// rendered).
+    fn reused(&mut self, services: &[&'a str]) -> Vec<bool>;
+
+    /// A batch of rendered `services`, with each one's files (in the same order).
+    fn rendered(&mut self, services: &Services<'a>, files: Vec<Vec<(String, Artifact)>>);
 }
 
 /// What one agent service renders: its files in insertion order, and its agents' entries

@@ -33,7 +33,7 @@ const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 const MCP_NAME_MAX: usize = 128;
 
 /// One native agent service's runner projection (its replicas share it).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct NativePlan {
     pub runner: Runner,
     pub servers: Vec<ServerPlan>,
@@ -41,7 +41,7 @@ pub struct NativePlan {
     pub tools: Vec<NativeTool>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ServerPlan {
     pub name: String,
     pub url: String,
@@ -51,7 +51,7 @@ pub struct ServerPlan {
     pub auth: Option<TokenPlan>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct TokenPlan {
     pub env: String,
     /// How the runner refers to the variable; `None`: it cannot, the literal is needed.
@@ -59,7 +59,7 @@ pub struct TokenPlan {
     pub value: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Hash, Serialize)]
 pub struct NativeTool {
     /// `service.tool`.
     pub grant: String,

@@ -129,7 +129,7 @@ impl fmt::Display for Runner {
 
 /// A runner as a service declares it: one clawc knows, or a name it does not (kept as
 /// written, so `CLAWDAPUS.md` still says what the image says).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub enum Declared {
     Known(Runner),
     Unknown(String),

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// A skill as read: a markdown file or a skill folder.
-#[derive(Debug)]
+#[derive(Debug, Hash)]
 pub(crate) struct Skill {
     /// The skill's name: the file's stem (`git-pr.md` → `git-pr`) or the folder's name.
     pub name: String,
@@ -32,14 +32,14 @@ pub(crate) struct Skill {
     pub markdown: Markdown,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Hash)]
 pub(crate) enum Body {
     File(Arc<str>),
     Folder(Arc<Folder>),
 }
 
 /// A skill folder, read whole.
-#[derive(Debug)]
+#[derive(Debug, Hash)]
 pub(crate) struct Folder {
     /// Every file by folder-relative path (bytes always present).
     pub files: BTreeMap<String, FolderFile>,
@@ -50,7 +50,7 @@ pub(crate) struct Folder {
 }
 
 /// What a skill is, for the report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Kind {
     /// Instructions only: a markdown file, or a folder with `SKILL.md`.
@@ -62,7 +62,7 @@ pub(crate) enum Kind {
 }
 
 /// A tool a skill folder brings, in MCP's shape.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Hash, PartialEq, Serialize)]
 pub(crate) struct Brought {
     pub name: String,
     pub description: String,
@@ -187,7 +187,7 @@ impl Skill {
 }
 
 /// Where a carried skill comes from, in merge order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) enum Layer {
     /// The descriptor skill of a service surface.
     Descriptor { service: String },
@@ -205,7 +205,7 @@ impl Layer {
 }
 
 /// One skill of an agent after the merge.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct Entry {
     pub skill: Arc<Skill>,
     pub layer: Layer,
@@ -276,7 +276,7 @@ pub(crate) fn tier(env: Option<&crate::pod::Spanned<Option<String>>>, consumer: 
 }
 
 /// Why a skill is not written into the agent's tree.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize)]
 pub(crate) struct HeldBack {
     /// The tier it requires (`None`: unreadable).
     pub requires: Option<u8>,
@@ -284,7 +284,7 @@ pub(crate) struct HeldBack {
 }
 
 /// One skill of an agent, as clawc judged it for that agent.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct Judged {
     pub entry: Entry,
     pub held_back: Option<HeldBack>,

@@ -27,7 +27,7 @@ pub(crate) const MAX_DEPTH: usize = 32;
 pub(crate) const MAX_TOTAL_BYTES: u64 = 256 << 20;
 
 /// One file of a skill folder.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct FolderFile {
     pub sha256: String,
     /// Its bytes, when they were asked for ([`SkillDir::read_all`]).

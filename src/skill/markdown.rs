@@ -105,7 +105,7 @@ impl Section {
 }
 
 /// A skill's Tier Requirement.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) enum Tier {
     /// The minimum tier, 1 to 3.
     Min(u8),
@@ -114,7 +114,7 @@ pub(crate) enum Tier {
 }
 
 /// What a markdown skill says, as far as the compile checks it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct Markdown {
     /// The text of the first level-1 heading (as written, inline markup flattened to text).
     pub title: Option<String>,

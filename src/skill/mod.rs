@@ -51,7 +51,7 @@ pub(crate) const SKILL_MD: &str = "SKILL.md";
 pub(crate) const MAX_TOOLS: usize = 10_000;
 
 /// Why one tool was skipped: the rule it breaks and what is wrong, with where.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct Reason {
     /// A stable rule name: `shape`, `name`, `description`, `duplicate`, `script`,
     /// `parameters`, `input_schema`, `executor`, `template`, `timeout`, `retry`,
@@ -64,7 +64,7 @@ pub(crate) struct Reason {
 }
 
 /// A tool that was skipped, and every reason.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct InvalidTool {
     /// Its position in the manifest's list (0-based).
     pub index: usize,
@@ -84,7 +84,7 @@ impl InvalidTool {
 }
 
 /// The problems found with one tool, gathered while it is checked.
-#[derive(Debug)]
+#[derive(Debug, Hash)]
 pub(crate) struct ToolProblems {
     index: usize,
     name: Option<String>,

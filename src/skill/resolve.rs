@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 
 /// A tool path's kind, in SPEC-0023's order of preference (MCP > CLI > HTTP).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub(crate) enum ToolKind {
     Mcp,
@@ -42,7 +42,7 @@ impl ToolKind {
 }
 
 /// One tool a skill's Tool Discovery section lists.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Candidate {
     /// As written (a trailing `*` makes it a prefix).
     pub name: String,
@@ -52,7 +52,7 @@ pub(crate) struct Candidate {
 }
 
 /// One tool granted to the agent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct Granted {
     pub service: String,
     pub tool: String,
@@ -61,7 +61,7 @@ pub(crate) struct Granted {
 }
 
 /// What an agent has, ahead of time.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, Default, PartialEq, Eq)]
 pub(crate) struct Inventory {
     /// In grant order.
     pub granted: Vec<Granted>,
@@ -70,7 +70,7 @@ pub(crate) struct Inventory {
 }
 
 /// Which tool a skill will use, as REQ-5 logs it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub(crate) enum Resolution {
     /// The preferred candidate is available.

@@ -62,7 +62,7 @@ pub(crate) struct Loaded {
 
 /// An image a description was read from: the reference the pod writes and its content
 /// address (Docker image ID / OCI config digest).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct ImageRef {
     pub reference: String,
     pub id: String,

@@ -332,9 +332,11 @@ fn all_files(pod: &Pod) -> u64 {
     (inputs + lock["outputs"].as_array().unwrap().len()) as u64
 }
 
+/// The stat records under `cache` (not the render memos beside them).
 fn records(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
     let dir = cache.join("check/v1");
-    std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
+    let all: Vec<std::path::PathBuf> = std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    all.into_iter().filter(|p| p.extension().is_none()).collect()
 }
 
 #[test]
@@ -346,6 +348,8 @@ fn a_compile_leaves_a_record_the_next_check_uses() {
     assert!(records(cache.path()).is_empty(), "--no-cache writes no record");
     assert_eq!(pod.run_with_env(&[], &env).code, 0);
     assert_eq!(records(cache.path()).len(), 1, "the compile recorded what it found current");
+    let memo = records(cache.path())[0].with_extension("memo");
+    assert!(memo.is_file(), "and kept what it rendered beside the record");
     // The compile records outputs only: a check hashes the inputs, and no output.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();

@@ -21,6 +21,7 @@ mod layers;
 mod merge;
 mod native;
 mod pod_skills;
+mod reuse;
 mod robustness;
 mod schemas;
 mod skill;

@@ -1,0 +1,119 @@
+//! The render key: a digest of everything one agent service's files are made from, so a
+//! compile can take them from the tree as the previous compile wrote them instead of
+//! rendering them again (see `output::memo`, which keeps each service's key and files).
+//!
+//! The key is complete by construction: it digests the arguments of the projection of one
+//! service (`render_service` in the parent module) and of the leak scan its files pass,
+//! not a list of the settings that happen to shape them. Those are the pod (the service's
+//! own entry, and every other service as far as the render of one service can look at it:
+//! its name, ports, image and build; the injected services; the pod's name), the whole
+//! registry, the service's plan, native plan, skills and runner, the names of the source
+//! files (provenance in the report names them), and the token values the scan looks for.
+//! Each is digested through its derived `Debug` form, which lists every field; a [`Span`]
+//! shows its line and column there, not its byte offsets (see its `Debug`), so an edit that
+//! shifts the bytes of later services without moving their lines keeps their keys.
+//! Anything the projection of a service is given in future must join [`Keys::of`].
+//!
+//! [`Span`]: crate::sourcemap::Span
+
+use super::native::NativePlan;
+use crate::grant::Plan;
+use crate::pod::Pod;
+use crate::registry::Registry;
+use crate::skill::carried::Judged;
+use crate::sourcemap::SourceMap;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+
+/// Bumped when what the key covers changes, so no key of an older clawc ever matches.
+const KEY_VERSION: &str = "clawc-render-key-1";
+
+/// Each agent service's render key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Keys(pub BTreeMap<String, [u8; 32]>);
+
+/// What the keys are made from beside the resolved pod: what the edge knows.
+pub(crate) struct Context<'a> {
+    /// What identifies the running clawc (its executable's identity): another build
+    /// may render differently.
+    pub clawc: &'a [u8],
+    pub sources: &'a SourceMap,
+    /// The token values the leak scan looks for (a changed one must scan again).
+    pub secrets: &'a BTreeMap<String, String>,
+}
+
+/// The pieces of one compile the keys are made from.
+pub(crate) struct Resolved<'a> {
+    pub pod: &'a Pod,
+    pub reg: &'a Registry,
+    pub plans: &'a BTreeMap<String, Plan>,
+    pub natives: &'a BTreeMap<String, NativePlan>,
+    pub skills: &'a BTreeMap<String, Vec<Judged>>,
+}
+
+impl Keys {
+    /// The key of every agent service with a plan.
+    pub(crate) fn of(cx: &Context<'_>, r: &Resolved<'_>) -> Keys {
+        let shared = shared(cx, r);
+        let keys = r
+            .plans
+            .iter()
+            .map(|(service, plan)| {
+                let mut h = Hashing::default();
+                h.bytes(&shared);
+                (service, r.pod.services.get(service), plan, r.natives.get(service), r.skills.get(service), r.reg.runners.get(service))
+                    .hash(&mut h);
+                (service.clone(), h.finish())
+            })
+            .collect();
+        Keys(keys)
+    }
+}
+
+/// The digest of what every service's render may read beside its own entry.
+fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
+    let mut h = Hashing::default();
+    KEY_VERSION.hash(&mut h);
+    h.bytes(cx.clawc);
+    cx.secrets.hash(&mut h);
+    for (id, file) in cx.sources.files() {
+        (id, &file.name).hash(&mut h);
+    }
+    (&r.pod.file, &r.pod.name, &r.pod.master, &r.pod.builtins).hash(&mut h);
+    for (name, service) in &r.pod.services {
+        // An agent's own `x-claw` is in its own key; another agent's is read only through
+        // what the pod made of it (the injected services, above) and the registry.
+        let claw = service.claw.as_ref().filter(|c| c.role != crate::pod::Role::Agent);
+        (name, &service.loc, &service.image, &service.build, &service.environment, &service.ports, claw).hash(&mut h);
+        service.claw.as_ref().map(|c| (c.role, &c.describe_file, &c.stdio, c.describe_only)).hash(&mut h);
+    }
+    r.reg.hash(&mut h);
+    h.finish()
+}
+
+/// SHA-256 of what `Hash` feeds it (collected, then digested at once: the derived `Hash`
+/// writes many small pieces). `Hash` of the standard collections and of `str` frames
+/// lengths and ends, so no two sequences of parts digest alike.
+#[derive(Default)]
+struct Hashing(Vec<u8>);
+
+impl Hashing {
+    fn bytes(&mut self, b: &[u8]) {
+        self.write_usize(b.len());
+        self.0.extend_from_slice(b);
+    }
+
+    fn finish(self) -> [u8; 32] {
+        crate::digest::sha256(&self.0)
+    }
+}
+
+impl Hasher for Hashing {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("the digest is taken by Hashing::finish")
+    }
+}
