@@ -179,3 +179,122 @@ fn edits_of(dir: &Path, name: &str) -> (u64, u64) {
     }
     (1, reused)
 }
+
+/// Three agent services granted tools of one service; `b`'s grant is edited below.
+fn three_agents() -> super::harness::Pod {
+    let agent = |name: &str, allow: &str, count: u32| {
+        format!(
+            "  {name}:\n    image: {name}\n    x-claw:\n      cllama: passthrough\n      count: {count}\n      tools:\n        - service: api\n          allow: [{allow}]\n"
+        )
+    };
+    let pod = format!("services:\n  api:\n    build: ./api\n{}{}{}", agent("a", "x, y", 2), agent("b", "x, y", 1), agent("c", "y", 3));
+    super::harness::Pod::new(&pod).file("api/.claw-describe.json", &super::harness::http_descriptor(&["x", "y"]))
+}
+
+/// Compiles `pod` twice, a clock tick apart, and waits another: files written in the same
+/// tick as the stat record is kept are never vouched for (racy git), so it is the second
+/// compile's record, which found them current, that lets the next one take them.
+fn settled(pod: &super::harness::Pod, env: &[(&str, &str)]) {
+    assert_eq!(pod.run_with_env(&[], env).code, 0);
+    tick();
+    assert_eq!(pod.run_with_env(&[], env).code, 0);
+    tick();
+}
+
+fn summary(run: &super::harness::Run) -> serde_json::Value {
+    let line = run.stdout.lines().find(|l| l.contains("\"summary\"")).unwrap_or_else(|| panic!("no summary: {}", run.stdout));
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["summary"].clone()
+}
+
+#[test]
+fn one_agent_services_grant_changed_renders_and_writes_only_that_service() {
+    let pod = three_agents();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    let first = summary(&pod.run_with_env(&[], &env));
+    assert_eq!(first["reused"], 0, "nothing to take from on the first compile");
+    settled(&pod, &env);
+    let again = summary(&pod.run_with_env(&[], &env));
+    assert_eq!((again["reused"].as_u64(), again["written"].as_array().map(Vec::len)), (Some(3), Some(0)), "{again}");
+    pod.edit_pod("  b:\n    image: b\n    x-claw:\n      cllama: passthrough\n      count: 1\n      tools:\n        - service: api\n          allow: [x, y]", "  b:\n    image: b\n    x-claw:\n      cllama: passthrough\n      count: 1\n      tools:\n        - service: api\n          allow: [x]");
+    tick();
+    let edited = summary(&pod.run_with_env(&[], &env));
+    assert_eq!(edited["reused"], 2, "a and c are taken from the tree: {edited}");
+    let written: Vec<&str> = edited["written"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(
+        written,
+        ["clawc.lock", "context/b/CLAWDAPUS.md", "context/b/tools.json", "report/b.json"],
+        "only b's files and the lock change"
+    );
+    // And what was written is what a compile without the memo writes.
+    let fresh = clawc().current_dir(pod.dir.path()).envs(env).args(["compile", "-o", "fresh", "--no-cache"]).status().unwrap();
+    assert!(fresh.success());
+    assert_eq!(tree(&pod.path("out")), tree(&pod.path("fresh")));
+}
+
+/// Only a file the stat record still vouches for is taken: a file of a service whose key
+/// is unchanged, edited behind clawc's back (even to the same size and time), makes that
+/// service render again, and the file is put back.
+#[test]
+fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
+    let pod = three_agents();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    settled(&pod, &env);
+    let before = tree(&pod.path("out"));
+    super::harness::forge(&pod.path("out/context/c-1/tools.json"), false);
+    tick();
+    let after = summary(&pod.run_with_env(&[], &env));
+    assert_eq!(after["reused"], 2, "{after}");
+    assert_eq!(after["written"], serde_json::json!(["context/c-1/tools.json"]));
+    assert_eq!(tree(&pod.path("out")), before);
+}
+
+/// The memo lives in the user cache and is bound to the lock it was kept with: one kept
+/// for another lock, garbled, or naming paths outside the tree is ignored, and a memo is
+/// never read or written inside the repository under review.
+#[test]
+fn a_memo_for_another_lock_garbled_or_naming_foreign_paths_is_ignored() {
+    let pod = three_agents();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    settled(&pod, &env);
+    let memos: Vec<std::path::PathBuf> = std::fs::read_dir(cache.path().join("check/v1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "memo"))
+        .collect();
+    assert_eq!(memos.len(), 1);
+    let kept = std::fs::read(&memos[0]).unwrap();
+    let want = tree(&pod.path("out"));
+    assert_eq!(summary(&pod.run_with_env(&[], &env))["reused"], 3, "the memo as kept is used");
+    let mut garbled = kept.clone();
+    let at = garbled.len() / 2;
+    garbled[at] ^= 1;
+    // A path outside the tree in place of one of a's files (of the same length, with the
+    // checksum made good).
+    let mut foreign = kept[..kept.len() - 4].to_vec();
+    let at = foreign.windows(22).position(|w| w == b"context/a-0/tools.json").unwrap();
+    foreign[at..at + 22].copy_from_slice(b"../../../../etc/passwd");
+    let sum = crc32fast::hash(&foreign);
+    foreign.extend_from_slice(&sum.to_le_bytes());
+    for (what, bytes) in [("garbled", garbled), ("foreign", foreign)] {
+        std::fs::write(&memos[0], &bytes).unwrap();
+        tick();
+        let s = summary(&pod.run_with_env(&[], &env));
+        assert_eq!(s["reused"], if what == "garbled" { 0 } else { 2 }, "{what}: only a's files are not taken: {s}");
+        assert_eq!(tree(&pod.path("out")), want, "{what}");
+    }
+    // The memo kept with the lock before b's grant changed, put back after the change was
+    // compiled: it is for another lock.
+    pod.edit_pod("allow: [x, y]\n  c:", "allow: [x]\n  c:");
+    settled(&pod, &env);
+    std::fs::write(&memos[0], &kept).unwrap();
+    let s = summary(&pod.run_with_env(&[], &env));
+    assert_eq!((s["reused"].as_u64(), s["written"].as_array().map(Vec::len)), (Some(0), Some(0)), "{s}");
+    // A cache inside the repository under review holds no record and no memo.
+    let inside = pod.path("cache");
+    let env = [("CLAWC_CACHE_DIR", inside.to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    assert!(clawc().current_dir(pod.dir.path()).envs(env).args(["compile", "-o", "elsewhere"]).status().unwrap().success());
+    assert!(!inside.exists(), "nothing kept in the repository");
+}
