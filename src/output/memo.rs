@@ -13,7 +13,7 @@
 //! what the inputs make now.
 
 use crate::artifact::{Memo, Recorded};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"clawc-memo-1\n\0\0\0";
@@ -27,8 +27,9 @@ pub(crate) fn path(record: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The memo at `path` if it is whole and was stored with the lock whose digest is `lock`.
-pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<Memo> {
+/// The memo at `path` if it is whole and was stored with the lock whose digest is `lock`,
+/// with the [`Seal`] of its bytes.
+pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Memo, Seal)> {
     let file = crate::disk::open(path, false).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_SIZE {
@@ -36,54 +37,114 @@ pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<Memo> {
     }
     let mut b = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
     (&file).take(MAX_SIZE + 1).read_to_end(&mut b).ok()?;
-    decode(&b, lock)
+    let memo = decode(&b, lock)?;
+    let sum = u32::from_le_bytes(b[b.len() - 4..].try_into().ok()?);
+    Some((memo, Seal { len: b.len(), sum }))
+}
+
+/// The length of a memo's bytes and its checksum (the CRC-32 it ends with): a memo to be
+/// stored that has the seal of the one loaded is not written again. (Were two memos for one lock to share a seal, keeping
+/// the older would still be sound: a key names the one rendering of its inputs, and every
+/// file taken is vouched for against the lock.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seal {
+    len: usize,
+    sum: u32,
 }
 
 /// Writes `memo`, bound to the lock whose digest is `lock`, to `path` atomically (a
-/// temporary file renamed over it). Failures are ignored: the memo only ever saves work.
-pub(crate) fn store(path: &Path, lock: &[u8; 32], memo: &Memo) {
-    let _ = try_store(path, &encode(lock, memo));
+/// temporary file renamed over it), unless its bytes would have the seal `unchanged`.
+/// Failures are ignored: the memo only ever saves work.
+pub(crate) fn store(path: &Path, lock: &[u8; 32], memo: &Memo, unchanged: Option<Seal>) {
+    let mut sealing = Sealing::default();
+    let _ = encode(&mut sealing, lock, memo);
+    if unchanged == Some(Seal { len: sealing.len + 4, sum: sealing.crc.finalize() }) {
+        return;
+    }
+    let _ = try_store(path, lock, memo);
 }
 
-fn try_store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn try_store(path: &Path, lock: &[u8; 32], memo: &Memo) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent"))?;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
+    {
+        // Streamed, not built in memory: at 30,000 agent ids a memo is 7 MB.
+        let mut w = Checked { inner: std::io::BufWriter::new(tmp.as_file_mut()), crc: crc32fast::Hasher::new() };
+        encode(&mut w, lock, memo)?;
+        let sum = w.crc.finalize();
+        w.inner.write_all(&sum.to_le_bytes())?;
+        w.inner.flush()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
+/// A writer that keeps the CRC-32 of what passes through it.
+struct Checked<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.crc.update(&b[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Counts and checksums what would be written (for [`Seal`]), keeping nothing.
+#[derive(Default)]
+struct Sealing {
+    len: usize,
+    crc: crc32fast::Hasher,
+}
+
+impl Write for Sealing {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.len += b.len();
+        self.crc.update(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Magic, the lock's digest, the count of services; per service its name, key and files
-/// (path, digest, mode); a CRC-32 of everything before it.
-fn encode(lock: &[u8; 32], memo: &Memo) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(MAGIC);
-    b.extend_from_slice(lock);
-    put_len(&mut b, memo.0.len());
+/// (path, digest, mode). The CRC-32 of all of it follows (written by the caller).
+fn encode(w: &mut impl Write, lock: &[u8; 32], memo: &Memo) -> std::io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(lock)?;
+    put_len(w, memo.0.len())?;
     for (service, (key, files)) in &memo.0 {
-        put_str(&mut b, service);
-        b.extend_from_slice(key);
-        put_len(&mut b, files.len());
+        put_str(w, service)?;
+        w.write_all(key)?;
+        put_len(w, files.len())?;
         for f in files {
-            put_str(&mut b, &f.path);
-            b.extend_from_slice(&f.digest);
-            b.extend_from_slice(&f.mode.to_le_bytes());
+            put_str(w, &f.path)?;
+            w.write_all(&f.digest)?;
+            w.write_all(&f.mode.to_le_bytes())?;
         }
     }
-    let sum = crc32fast::hash(&b);
-    b.extend_from_slice(&sum.to_le_bytes());
-    b
+    Ok(())
 }
 
-fn put_len(b: &mut Vec<u8>, n: usize) {
-    b.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+fn put_len(w: &mut impl Write, n: usize) -> std::io::Result<()> {
+    let n = u32::try_from(n).map_err(|_| std::io::Error::other("too long for a memo"))?;
+    w.write_all(&n.to_le_bytes())
 }
 
-fn put_str(b: &mut Vec<u8>, s: &str) {
-    put_len(b, s.len());
-    b.extend_from_slice(s.as_bytes());
+fn put_str(w: &mut impl Write, s: &str) -> std::io::Result<()> {
+    put_len(w, s.len())?;
+    w.write_all(s.as_bytes())
 }
 
 fn decode(b: &[u8], lock: &[u8; 32]) -> Option<Memo> {
@@ -145,16 +206,25 @@ mod tests {
         m
     }
 
+    /// The bytes [`try_store`] writes.
+    fn bytes(lock: &[u8; 32], memo: &Memo) -> Vec<u8> {
+        let mut b = Vec::new();
+        encode(&mut b, lock, memo).unwrap();
+        let sum = crc32fast::hash(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
     #[test]
     fn a_memo_decodes_as_stored_and_only_for_its_lock() {
-        let b = encode(&[9; 32], &memo());
+        let b = bytes(&[9; 32], &memo());
         assert_eq!(decode(&b, &[9; 32]), Some(memo()));
         assert_eq!(decode(&b, &[8; 32]), None);
     }
 
     #[test]
     fn a_torn_or_garbled_memo_is_ignored() {
-        let b = encode(&[9; 32], &memo());
+        let b = bytes(&[9; 32], &memo());
         for n in 0..b.len() {
             assert_eq!(decode(&b[..n], &[9; 32]), None, "cut at {n}");
         }
@@ -170,7 +240,7 @@ mod tests {
         let mut b = MAGIC.to_vec();
         b.extend_from_slice(&[9; 32]);
         b.extend_from_slice(&1u32.to_le_bytes());
-        put_str(&mut b, "a");
+        put_str(&mut b, "a").unwrap();
         b.extend_from_slice(&[1; 32]);
         b.extend_from_slice(&u32::MAX.to_le_bytes());
         let sum = crc32fast::hash(&b);

@@ -153,8 +153,9 @@ struct Open {
     /// Which of the previous lock's outputs were put again.
     kept: Kept,
     /// What the previous compile rendered (when its lock is the one found and the record
-    /// is whole): services whose render key is unchanged are taken from the tree.
-    memo: Option<Memo>,
+    /// is whole): services whose render key is unchanged are taken from the tree (and out
+    /// of it). With the seal of its bytes, so an unchanged memo is not written again.
+    memo: Option<(Memo, super::memo::Seal)>,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -240,9 +241,7 @@ impl<'o> Writer<'o> {
             if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
                 open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
             }
-            if remembered != open.memo {
-                open.remember(lock, remembered.as_ref());
-            }
+            open.remember(lock, remembered.as_ref());
             return Ok(open.summary);
         }
         let committed = open.commit(out);
@@ -579,12 +578,12 @@ impl Open {
     /// vouched for by the stat record (never read; looked at on every core); then they
     /// count as put and unchanged. A service is taken whole or not at all.
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
-        let (Some(memo), Some(previous)) = (self.memo.as_ref(), self.previous.outputs()) else { return vec![None; wanted.len()] };
-        let candidates: Vec<Option<&Vec<Recorded>>> = wanted
+        let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
+        let candidates: Vec<Option<Vec<Recorded>>> = wanted
             .iter()
             .map(|(service, key)| {
-                let (memo_key, files) = memo.0.get(*service)?;
-                (memo_key == *key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some(files)
+                let (memo_key, files) = memo.0.remove(*service)?;
+                (memo_key == **key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some(files)
             })
             .collect();
         let files: Vec<&Recorded> = candidates.iter().flatten().flat_map(|f| f.iter()).collect();
@@ -607,8 +606,10 @@ impl Open {
                 taken.push(None);
                 continue;
             };
-            let looked: Option<Vec<Stamp>> = stamps.by_ref().take(files.len()).collect();
-            let Some(looked) = looked else {
+            // Every one of its looks is taken, vouched for or not, so the next service's
+            // start where they should.
+            let looked: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
+            let Some(looked) = looked.into_iter().collect::<Option<Vec<Stamp>>>() else {
                 taken.push(None);
                 continue;
             };
@@ -619,7 +620,7 @@ impl Open {
             self.summary.unchanged += files.len();
             self.summary.vouched += files.len();
             self.summary.reused += 1;
-            taken.push(Some(files.clone()));
+            taken.push(Some(files));
         }
         taken
     }
@@ -628,7 +629,7 @@ impl Open {
     /// is no record to keep it beside).
     fn remember(&self, lock: Option<&[u8]>, memo: Option<&Memo>) {
         if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
-            super::memo::store(&at, &super::record::lock_digest(lock), memo);
+            super::memo::store(&at, &super::record::lock_digest(lock), memo, self.memo.as_ref().map(|(_, seal)| *seal));
         }
     }
 }

@@ -234,7 +234,8 @@ fn one_agent_services_grant_changed_renders_and_writes_only_that_service() {
 
 /// Only a file the stat record still vouches for is taken: a file of a service whose key
 /// is unchanged, edited behind clawc's back (even to the same size and time), makes that
-/// service render again, and the file is put back.
+/// service render again, and the file is put back. (Two services with a file forged, the
+/// first at its first file: what is looked at for one is never taken for the next.)
 #[test]
 fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
     let pod = three_agents();
@@ -247,6 +248,14 @@ fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
     let after = summary(&pod.run_with_env(&[], &env));
     assert_eq!(after["reused"], 2, "{after}");
     assert_eq!(after["written"], serde_json::json!(["context/c-1/tools.json"]));
+    assert_eq!(tree(&pod.path("out")), before);
+    settled(&pod, &env);
+    super::harness::forge(&pod.path("out/context/a-0/CLAWDAPUS.md"), false);
+    super::harness::forge(&pod.path("out/context/b/tools.json"), true);
+    tick();
+    let after = summary(&pod.run_with_env(&[], &env));
+    assert_eq!(after["reused"], 1, "{after}");
+    assert_eq!(after["written"], serde_json::json!(["context/a-0/CLAWDAPUS.md", "context/b/tools.json"]));
     assert_eq!(tree(&pod.path("out")), before);
 }
 
