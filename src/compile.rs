@@ -690,11 +690,13 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         };
         self.stream.put(files, self.secrets, self.threads);
         for (service, paths) in groups {
-            let recorded = paths
-                .into_iter()
-                .filter_map(|(path, mode)| Some(Recorded { digest: *self.stream.outputs.get(&path)?, path, mode }))
-                .collect();
-            self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
+            // All of a service's files or none: a memo that left one out would have the next
+            // compile take the service without it.
+            let recorded: Option<Vec<Recorded>> =
+                paths.into_iter().map(|(path, mode)| Some(Recorded { digest: *self.stream.outputs.get(&path)?, path, mode })).collect();
+            if let Some(recorded) = recorded {
+                self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
+            }
         }
     }
 }
