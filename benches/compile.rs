@@ -3,8 +3,10 @@
 //! A pod of `services × count` agent ids and 100 tool services × 20 tools; every agent is
 //! granted 30 tools (20 through `tools-defaults` + `...`, 10 named). Each iteration
 //! compiles from disk and writes the full tree into a fresh directory. Reports the median
-//! of the iterations for 1× (300 agents) and 10× (3000 agents) and their ratio; the peak
-//! RSS of the release binary on the 1× pod is measured by `benches/run.sh`.
+//! of the iterations for 1× (300 agents) and 10× (3000 agents) and their ratio. With
+//! `CLAWC_BIN=<release clawc>`, also that binary spawned on the 3,000-agent pod: a fresh
+//! compile against one agent service's grant edited and compiled again (the render memo),
+//! and its peak RSS at 3,000, 10,200 and 30,000 agent ids.
 //!
 //! `cargo bench --bench compile -- --generate DIR [SCALE]` only writes the pod.
 
@@ -87,9 +89,24 @@ fn main() {
         generate(tiny.path(), 1);
         let t = once(tiny.path(), true);
         println!("bench smoke test: {} agent ids compiled in {:.1} ms", COUNT, t.as_secs_f64() * 1e3);
+        // And the edit scenario on three agent services: the two left alone are taken.
+        let e = edits(Path::new(env!("CARGO_BIN_EXE_clawc")), 3, 1, 1);
+        assert_eq!(e.reused, 2, "an edit of agent-1 renders it alone");
+        println!("bench smoke test: one of 3 agent services edited, {} files written in {:.1} ms", e.written, e.edit);
         return;
     }
     if let Some(bin) = std::env::var_os("CLAWC_BIN") {
+        let e = edits(Path::new(&bin), 300, 7, 7);
+        println!(
+            "clawc compile, 3000 agent ids: fresh {:.1} ms, one agent service's grant narrowed {:.1} ms ({:.2} of fresh; {} files written, {} of 300 agent services taken from the tree), put back {:.1} ms ({:.2})",
+            e.fresh,
+            e.edit,
+            e.edit / e.fresh,
+            e.written,
+            e.reused,
+            e.back,
+            e.back / e.fresh
+        );
         peaks(Path::new(&bin));
     }
     let small = scratch();
@@ -120,6 +137,74 @@ fn main() {
         written[0].as_secs_f64() / c1.as_secs_f64(),
         written[1].as_secs_f64() / c10.as_secs_f64()
     );
+}
+
+/// What [`edits`] measured: medians (ms) of a fresh compile, of the compile after one agent
+/// service's grant was narrowed, and of the compile after it was put back; and what the
+/// edited compile wrote and took from the tree.
+struct Edited {
+    fresh: f64,
+    edit: f64,
+    back: f64,
+    written: usize,
+    reused: u64,
+}
+
+/// `bin` (spawned as a user runs it, with its own cache directory) on a generated pod of
+/// `services` agent services: the grant of `agent-<agent>` narrowed by a tool and compiled,
+/// then put back and compiled, against a fresh compile of the same pod, `rounds` times.
+/// The goal at 3,000 agent ids: the edit at most 10 % of the fresh compile,
+/// writing only the files whose bytes change.
+fn edits(bin: &Path, services: usize, agent: usize, rounds: usize) -> Edited {
+    let pod = scratch();
+    generate(pod.path(), services);
+    // Not under `target/`: the pod's repository may not hold the record and the memo.
+    let cache = tempfile::tempdir().unwrap();
+    let path = pod.path().join("claw-pod.yml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let at = original.find(&format!("  agent-{agent}:\n")).unwrap();
+    let grant = at + original[at..].find("allow: [op_0, op_1, op_2").unwrap();
+    let edited = format!("{}allow: [op_0, op_1{}", &original[..grant], &original[grant + "allow: [op_0, op_1, op_2".len()..]);
+    let compile = |out: &Path| {
+        let start = Instant::now();
+        let o = std::process::Command::new(bin)
+            .args(["compile", "--images", "none", "claw-pod.yml", "--format", "json", "-o"])
+            .arg(out)
+            .current_dir(pod.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        assert!(o.status.success(), "clawc compile failed: {}", String::from_utf8_lossy(&o.stderr));
+        let last = o.stdout.split(|b| *b == b'\n').rfind(|l| !l.is_empty()).unwrap();
+        let summary = &serde_json::from_slice::<serde_json::Value>(last).unwrap()["summary"];
+        (took, summary["written"].as_array().map_or(0, Vec::len), summary["reused"].as_u64().unwrap_or(0))
+    };
+    let (mut fresh, mut edit, mut back) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut written, mut reused) = (0, 0);
+    let out = scratch();
+    // A file stamped in the stat record's own clock tick is never vouched for.
+    let tick = || std::thread::sleep(Duration::from_millis(20));
+    for _ in 0..rounds {
+        fresh.push(compile(scratch().path()).0);
+        std::fs::write(&path, &original).unwrap();
+        compile(out.path());
+        tick();
+        compile(out.path());
+        tick();
+        std::fs::write(&path, &edited).unwrap();
+        let (t, w, r) = compile(out.path());
+        (written, reused) = (w, r);
+        edit.push(t);
+        tick();
+        std::fs::write(&path, &original).unwrap();
+        back.push(compile(out.path()).0);
+    }
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2].as_secs_f64() * 1e3
+    };
+    Edited { fresh: median(fresh), edit: median(edit), back: median(back), written, reused }
 }
 
 /// With `CLAWC_BIN` (a release `clawc`): the peak RSS of a fresh `clawc compile` and of a
