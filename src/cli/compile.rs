@@ -146,6 +146,21 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         Some(d) => Err(d),
         None => writer.finish(&compiled.secrets),
     };
+    let code = report_write(written, &args, &settings, &compiled, &out);
+    // The process ends next: the resolved pod, registry and plans are left to the exit
+    // rather than freed piece by piece (2–3 ms at 3,000 agent ids).
+    std::mem::forget(compiled);
+    code
+}
+
+/// Prints what the write did (or why it did not) and returns the exit code.
+fn report_write(
+    written: Result<crate::output::write::WriteSummary, Diagnostic>,
+    args: &CompileArgs,
+    settings: &config::Effective,
+    compiled: &crate::Compiled,
+    out: &Path,
+) -> i32 {
     match written {
         Ok(w) if w.refused => {
             let mut held = crate::diag::Diagnostics(w.warnings.clone());
@@ -154,7 +169,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             if args.format == Format::Human {
                 eprintln!("error: the compiled tree was not written (a warning with --strict)");
             } else {
-                summary(args.format, "failed", 2, None, &compiled);
+                summary(args.format, "failed", 2, None, compiled);
             }
             2
         }
@@ -169,13 +184,13 @@ pub(super) fn run(args: CompileArgs) -> i32 {
                 w.unchanged,
                 w.removed.len()
             );
-            summary(args.format, "ok", 0, Some((&line, &w, &out)), &compiled);
+            summary(args.format, "ok", 0, Some((&line, &w, out)), compiled);
             0
         }
         Err(d) => {
             super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
             let code = d.code.exit_code();
-            summary(args.format, "failed", code, None, &compiled);
+            summary(args.format, "failed", code, None, compiled);
             code
         }
     }
@@ -210,7 +225,7 @@ fn summary(
     format: Format,
     status: &str,
     code: i32,
-    written: Option<(&str, &crate::output::write::WriteSummary, &PathBuf)>,
+    written: Option<(&str, &crate::output::write::WriteSummary, &Path)>,
     c: &crate::Compiled,
 ) {
     let errors = c.diagnostics.0.iter().filter(|d| d.severity == Severity::Error).count();
