@@ -201,6 +201,11 @@ fn settled(pod: &super::harness::Pod, env: &[(&str, &str)]) {
     tick();
 }
 
+/// The environment of a compile that keeps its record and memo in `cache`.
+fn cached(cache: &tempfile::TempDir) -> [(&'static str, &str); 2] {
+    [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")]
+}
+
 fn summary(run: &super::harness::Run) -> serde_json::Value {
     let line = run.stdout.lines().find(|l| l.contains("\"summary\"")).unwrap_or_else(|| panic!("no summary: {}", run.stdout));
     serde_json::from_str::<serde_json::Value>(line).unwrap()["summary"].clone()
@@ -208,9 +213,8 @@ fn summary(run: &super::harness::Run) -> serde_json::Value {
 
 #[test]
 fn one_agent_services_grant_changed_renders_and_writes_only_that_service() {
-    let pod = three_agents();
-    let cache = tempfile::tempdir().unwrap();
-    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
     let first = summary(&pod.run_with_env(&[], &env));
     assert_eq!(first["reused"], 0, "nothing to take from on the first compile");
     settled(&pod, &env);
@@ -238,9 +242,8 @@ fn one_agent_services_grant_changed_renders_and_writes_only_that_service() {
 /// first at its first file: what is looked at for one is never taken for the next.)
 #[test]
 fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
-    let pod = three_agents();
-    let cache = tempfile::tempdir().unwrap();
-    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
     settled(&pod, &env);
     let before = tree(&pod.path("out"));
     super::harness::forge(&pod.path("out/context/c-1/tools.json"), false);
@@ -264,9 +267,8 @@ fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
 /// never read or written inside the repository under review.
 #[test]
 fn a_memo_for_another_lock_garbled_or_naming_foreign_paths_is_ignored() {
-    let pod = three_agents();
-    let cache = tempfile::tempdir().unwrap();
-    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")];
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
     settled(&pod, &env);
     let memos: Vec<std::path::PathBuf> = std::fs::read_dir(cache.path().join("check/v1"))
         .unwrap()
