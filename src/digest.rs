@@ -11,3 +11,31 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
+
+/// The 32 bytes of a SHA-256 written as 64 lower-case hex digits (as clawc writes them);
+/// `None` for anything else.
+pub(crate) fn from_hex(hex: &str) -> Option<[u8; 32]> {
+    let mut b = [0; 32];
+    let lower = hex.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    (lower && hex::decode_to_slice(hex, &mut b).is_ok()).then_some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hex_clawc_writes_is_a_digest() {
+        let d = sha256(b"x");
+        assert_eq!(from_hex(&sha256_hex(b"x")), Some(d));
+        for not in [
+            sha256_hex(b"x").to_uppercase(),
+            sha256_hex(b"x")[1..].to_string(),
+            format!("{} ", sha256_hex(b"x")),
+            String::new(),
+            "g".repeat(64),
+        ] {
+            assert_eq!(from_hex(&not), None, "{not:?}");
+        }
+    }
+}

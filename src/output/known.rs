@@ -98,7 +98,7 @@ impl Known {
     pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> bool {
         !a.secret
             && meta.permissions().mode() & 0o777 == a.mode()
-            && previous.get(rel).is_some_and(|(_, old)| old == sha256)
+            && previous.get(rel).is_some_and(|(_, old)| old.is_some() && *old == crate::digest::from_hex(sha256))
             && self.vouches_stamp(previous, rel, &Stamp::of(meta))
     }
 
@@ -107,10 +107,8 @@ impl Known {
     /// previous lock's `outputs` and the record, without reading it.
     pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, want: (u32, &[u8; 32]), found: (u32, &Stamp)) -> bool {
         let (mode, digest) = want;
-        let mut hex = [0u8; 64];
-        let hex = hex::encode_to_slice(digest, &mut hex).ok().and_then(|()| std::str::from_utf8(&hex).ok());
         found.0 & 0o777 == mode
-            && previous.get(rel).is_some_and(|(_, old)| Some(old.as_str()) == hex)
+            && previous.get(rel).is_some_and(|(_, old)| old.as_ref() == Some(digest))
             && self.vouches_stamp(previous, rel, found.1)
     }
 

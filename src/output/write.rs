@@ -439,7 +439,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                     .into_iter()
                     .enumerate()
                     .filter(|(_, o)| is_safe_relative(&o.path))
-                    .map(|(i, o)| (o.path, (i, o.sha256)))
+                    .map(|(i, o)| (o.path, (i, crate::digest::from_hex(&o.sha256))))
                     .collect(),
             }),
             Err(_) => Previous::Unreadable,
@@ -448,8 +448,10 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
     })
 }
 
-/// A lock's outputs: path → (its index in the lock, SHA-256).
-pub(crate) type Outputs = BTreeMap<String, (usize, String)>;
+/// A lock's outputs: path → (its index in the lock, SHA-256). The hash as 32 bytes, not
+/// 64 hex digits: this table grows with the agents. `None`: the lock's hash is not 64
+/// lower-case hex digits, so no file is ever taken to be the one it names.
+pub(crate) type Outputs = BTreeMap<String, (usize, Option<[u8; 32]>)>;
 
 /// Which of the previous lock's outputs (by their index in it) a compile put again; the
 /// rest are the previous tree's stale files. A flag each, not every path put: this grows
@@ -469,8 +471,11 @@ impl Kept {
     }
 
     /// The outputs of `previous` not put again (the lock aside): path and SHA-256.
-    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> impl Iterator<Item = (&'p String, &'p String)> {
-        previous.iter().filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && *rel != LOCK).map(|(rel, (_, hash))| (rel, hash))
+    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> impl Iterator<Item = (&'p String, Option<&'p [u8; 32]>)> {
+        previous
+            .iter()
+            .filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && *rel != LOCK)
+            .map(|(rel, (_, hash))| (rel, hash.as_ref()))
     }
 }
 
@@ -651,8 +656,9 @@ pub(crate) fn legacy_manifest_bytes(out: &Path) -> Option<Vec<u8>> {
 
 /// Whether `bytes` hash to what the lock recorded (files with inline tokens are recorded
 /// with the tokens masked, so the lock cannot confirm a guessed token).
-pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: &str, secrets: &BTreeMap<String, String>) -> bool {
-    sha256_hex(bytes) == hash || sha256_hex(&crate::secrets::mask(bytes, secrets)) == hash
+pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: Option<&[u8; 32]>, secrets: &BTreeMap<String, String>) -> bool {
+    let sha256 = crate::digest::sha256;
+    hash.is_some_and(|h| sha256(bytes) == *h || sha256(&crate::secrets::mask(bytes, secrets)) == *h)
 }
 
 fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
