@@ -43,9 +43,9 @@ pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Memo, Seal)> {
 }
 
 /// The length of a memo's bytes and its checksum (the CRC-32 it ends with): a memo to be
-/// stored that has the seal of the one loaded is not written again. (Were two memos for one lock to share a seal, keeping
-/// the older would still be sound: a key names the one rendering of its inputs, and every
-/// file taken is vouched for against the lock.)
+/// stored that has the seal of the one loaded is not written again. (Were two memos for
+/// one lock to share a seal, keeping the older would still be sound: a key names the one
+/// rendering of its inputs, and every file taken is vouched for against the lock.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seal {
     len: usize,

@@ -6,13 +6,17 @@
 //! service (`render_service` in the parent module) and of the leak scan its files pass,
 //! not a list of the settings that happen to shape them. Those are the pod (the service's
 //! own entry, and every other service as far as the render of one service can look at it:
-//! its name, ports, image and build; the injected services; the pod's name), the whole
-//! registry, the service's plan, native plan, skills and runner, the names of the source
-//! files (provenance in the report names them), and the token values the scan looks for.
-//! Each is digested through its derived `Debug` form, which lists every field; a [`Span`]
-//! shows its line and column there, not its byte offsets (see its `Debug`), so an edit that
-//! shifts the bytes of later services without moving their lines keeps their keys.
-//! Anything the projection of a service is given in future must join [`Keys::of`].
+//! its name, ports, image, build and environment; the injected services; the pod's name),
+//! the whole registry, the service's plan, native plan, skills and runner, the names of
+//! the source files (provenance in the report names them), and the token values the scan
+//! looks for. Each is digested through its derived `Hash`, which feeds every field (a
+//! field added to any of these types joins the key); a [`Span`] hashes by its line,
+//! column and length, not its byte offsets, so an edit that shifts the bytes of later
+//! services without moving their lines keeps their keys. Another agent's own `x-claw`
+//! is left out: what it changes for this service is in this service's plan and skills,
+//! and in the injected services. Anything the projection of a service is given in future
+//! must join [`Keys::of`]; `tests/it/reuse.rs` compares recompiles with and without the
+//! memo over every golden case edited line by line.
 //!
 //! [`Span`]: crate::sourcemap::Span
 
@@ -63,7 +67,7 @@ impl Keys {
                 h.bytes(&shared);
                 (service, r.pod.services.get(service), plan, r.natives.get(service), r.skills.get(service), r.reg.runners.get(service))
                     .hash(&mut h);
-                (service.clone(), h.finish())
+                (service.clone(), h.digest())
             })
             .collect();
         Keys(keys)
@@ -88,7 +92,7 @@ fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
         service.claw.as_ref().map(|c| (c.role, &c.describe_file, &c.stdio, c.describe_only)).hash(&mut h);
     }
     r.reg.hash(&mut h);
-    h.finish()
+    h.digest()
 }
 
 /// SHA-256 of what `Hash` feeds it (collected, then digested at once: the derived `Hash`
@@ -103,7 +107,7 @@ impl Hashing {
         self.0.extend_from_slice(b);
     }
 
-    fn finish(self) -> [u8; 32] {
+    fn digest(self) -> [u8; 32] {
         crate::digest::sha256(&self.0)
     }
 }
@@ -113,7 +117,10 @@ impl Hasher for Hashing {
         self.0.extend_from_slice(bytes);
     }
 
+    /// Not used: the key is [`Hashing::digest`]. (`Hash` only writes; the bytes `usize`
+    /// writes are the machine's own, which is fine for keys compared on this machine by
+    /// this build.)
     fn finish(&self) -> u64 {
-        unreachable!("the digest is taken by Hashing::finish")
+        0
     }
 }
