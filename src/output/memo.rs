@@ -13,12 +13,12 @@
 //! what the inputs make now.
 
 use crate::artifact::{Memo, Recorded};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"clawc-memo-1\n\0\0\0";
 /// The largest memo read (a 30,000-agent pod's is about 7 MB).
-const MAX_SIZE: u64 = crate::disk::MAX_BOOKKEEPING;
+const MAX_SIZE: usize = crate::disk::MAX_BOOKKEEPING as usize;
 
 /// Where the memo of the tree whose stat record is at `record` is kept.
 pub(crate) fn path(record: &Path) -> PathBuf {
@@ -30,13 +30,7 @@ pub(crate) fn path(record: &Path) -> PathBuf {
 /// The memo at `path` if it is whole and was stored with the lock whose digest is `lock`,
 /// with the [`Seal`] of its bytes.
 pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Memo, Seal)> {
-    let file = crate::disk::open(path, false).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_SIZE {
-        return None;
-    }
-    let mut b = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
-    (&file).take(MAX_SIZE + 1).read_to_end(&mut b).ok()?;
+    let b = super::record::read_bounded(path, MAX_SIZE)?;
     let memo = decode(&b, lock)?;
     let sum = u32::from_le_bytes(b[b.len() - 4..].try_into().ok()?);
     Some((memo, Seal { len: b.len(), sum }))
@@ -52,69 +46,48 @@ pub(crate) struct Seal {
     sum: u32,
 }
 
-/// Writes `memo`, bound to the lock whose digest is `lock`, to `path` atomically (a
-/// temporary file renamed over it), unless its bytes would have the seal `unchanged`.
-/// Failures are ignored: the memo only ever saves work.
+/// Writes `memo`, bound to the lock whose digest is `lock`, to `path` atomically (see
+/// `record::replace`), unless its bytes would have the seal `unchanged`. Failures are
+/// ignored: the memo only ever saves work.
 pub(crate) fn store(path: &Path, lock: &[u8; 32], memo: &Memo, unchanged: Option<Seal>) {
-    let mut sealing = Sealing::default();
+    let mut sealing = Checked::new(std::io::sink());
     let _ = encode(&mut sealing, lock, memo);
     if unchanged == Some(Seal { len: sealing.len + 4, sum: sealing.crc.finalize() }) {
         return;
     }
-    let _ = try_store(path, lock, memo);
-}
-
-fn try_store(path: &Path, lock: &[u8; 32], memo: &Memo) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent"))?;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    {
+    let _ = super::record::replace(path, |file| {
         // Streamed, not built in memory: at 30,000 agent ids a memo is 7 MB.
-        let mut w = Checked { inner: std::io::BufWriter::new(tmp.as_file_mut()), crc: crc32fast::Hasher::new() };
+        let mut w = Checked::new(std::io::BufWriter::new(file));
         encode(&mut w, lock, memo)?;
         let sum = w.crc.finalize();
         w.inner.write_all(&sum.to_le_bytes())?;
-        w.inner.flush()?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+        w.inner.flush()
+    });
 }
 
-/// A writer that keeps the CRC-32 of what passes through it.
+/// A writer that counts and checksums (CRC-32) what passes through it.
 struct Checked<W> {
     inner: W,
     crc: crc32fast::Hasher,
+    len: usize,
+}
+
+impl<W: Write> Checked<W> {
+    fn new(inner: W) -> Self {
+        Checked { inner, crc: crc32fast::Hasher::new(), len: 0 }
+    }
 }
 
 impl<W: Write> Write for Checked<W> {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(b)?;
         self.crc.update(&b[..n]);
+        self.len += n;
         Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
-    }
-}
-
-/// Counts and checksums what would be written (for [`Seal`]), keeping nothing.
-#[derive(Default)]
-struct Sealing {
-    len: usize,
-    crc: crc32fast::Hasher,
-}
-
-impl Write for Sealing {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.len += b.len();
-        self.crc.update(b);
-        Ok(b.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -308,32 +308,39 @@ pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) 
     load_any(path).filter(|r| r.is_for(lock, inputs, outputs))
 }
 
-/// The record at `path`, whichever lock it is for, if there is a whole one. Read without
-/// following a symlink, only if it is a regular file no larger than a record may be.
+/// The record at `path`, whichever lock it is for, if there is a whole one.
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
+    Record::decode(read_bounded(path, max_size())?)
+}
+
+/// The bytes of the cache file at `path`, read without following a symlink, only if it is
+/// a regular file of at most `max` bytes (the record, and the render memo beside it).
+pub(crate) fn read_bounded(path: &Path, max: usize) -> Option<Vec<u8>> {
     let file = crate::disk::open(path, false).ok()?;
     let meta = file.metadata().ok()?;
     let len = usize::try_from(meta.len()).ok()?;
-    if !meta.is_file() || len > max_size() {
+    if !meta.is_file() || len > max {
         return None;
     }
     let mut b = Vec::with_capacity(len);
     (&file).take(len as u64 + 1).read_to_end(&mut b).ok()?;
-    Record::decode(b)
+    Some(b)
 }
 
-/// Writes `record` to `path` atomically (a temporary file beside it, renamed over it;
-/// a symlink there is replaced, never followed). Failures are ignored: the record only
-/// ever saves work.
+/// Writes `record` to `path` atomically. Failures are ignored: the record only ever saves
+/// work.
 pub(crate) fn store(path: &Path, record: &Record) {
-    let _ = try_store(path, record);
+    let _ = replace(path, |f| std::io::Write::write_all(f, &record.encode()));
 }
 
-fn try_store(path: &Path, record: &Record) -> std::io::Result<()> {
+/// Replaces the cache file at `path` with what `write` writes, atomically: a temporary
+/// file beside it (its directory made `0700` if missing), renamed over it, so a symlink
+/// there is replaced, never followed.
+pub(crate) fn replace(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent"))?;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, &record.encode())?;
+    write(tmp.as_file_mut())?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
