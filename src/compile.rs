@@ -556,7 +556,8 @@ impl<'s> Stream<'s> {
 
 /// The pure core after describe: register → grant → project → leak scan, the tree put
 /// into `stream` a batch of agent services at a time (the per-agent work on up to
-/// `threads` threads); everything but the lock.
+/// `threads` threads); everything but the lock. `clawc` identifies the build (see
+/// `build_identity`) when the sink may hold renderings to reuse; `None`: render all.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     pod: Pod,
@@ -588,11 +589,12 @@ pub(crate) fn build(
     let secrets = secrets::collect(&plans);
     // The scan's warnings (tokens too short to look for) once; each batch adds its leaks.
     diags.extend(secrets::scan_files(std::iter::empty(), &secrets, sources, pod.file));
-    // A sink that may hold what the previous compile rendered is asked for each service by
-    // its render key, before rendering it.
+    // A sink that may hold what the previous compile rendered (the caller passes `clawc`
+    // only for one: `Sink::reuses`) is asked for each service by its render key, before
+    // rendering it.
     let resolved = project::reuse::Resolved { pod: &pod, reg: &registry, plans: &plans, natives: &native, skills: &skills };
     let keys = clawc
-        .filter(|_| mode == SecretMode::Redact && stream.sink.reuses())
+        .filter(|_| mode == SecretMode::Redact)
         .map(|clawc| project::reuse::Keys::of(&project::reuse::Context { clawc, sources, secrets: &secrets }, &resolved))
         .unwrap_or_default();
     let mut take = Projecting {
