@@ -263,8 +263,8 @@ fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
 }
 
 /// The memo lives in the user cache and is bound to the lock it was kept with: one kept
-/// for another lock, garbled, or naming paths outside the tree is ignored, and a memo is
-/// never read or written inside the repository under review.
+/// for another lock, garbled, naming paths outside the tree, or a symlink is ignored, and
+/// a memo is never read or written inside the repository under review.
 #[test]
 fn a_memo_for_another_lock_garbled_or_naming_foreign_paths_is_ignored() {
     let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
@@ -303,9 +303,38 @@ fn a_memo_for_another_lock_garbled_or_naming_foreign_paths_is_ignored() {
     std::fs::write(&memos[0], &kept).unwrap();
     let s = summary(&pod.run_with_env(&[], &env));
     assert_eq!((s["reused"].as_u64(), s["written"].as_array().map(Vec::len)), (Some(0), Some(0)), "{s}");
+    // A memo that is a symlink (to a memo that would be taken) is not followed, and the
+    // compile replaces the link with a file of its own.
+    settled(&pod, &env);
+    let real = cache.path().join("elsewhere.memo");
+    std::fs::rename(&memos[0], &real).unwrap();
+    std::os::unix::fs::symlink(&real, &memos[0]).unwrap();
+    let s = summary(&pod.run_with_env(&[], &env));
+    assert_eq!(s["reused"], 0, "{s}");
+    assert!(!std::fs::symlink_metadata(&memos[0]).unwrap().file_type().is_symlink(), "the link was replaced");
     // A cache inside the repository under review holds no record and no memo.
     let inside = pod.path("cache");
     let env = [("CLAWC_CACHE_DIR", inside.to_str().unwrap()), ("CLAWC_IMAGES", "none")];
     assert!(clawc().current_dir(pod.dir.path()).envs(env).args(["compile", "-o", "elsewhere"]).status().unwrap().success());
     assert!(!inside.exists(), "nothing kept in the repository");
+}
+
+/// A directory of a service that would be taken, swapped for a symlink to a copy of
+/// itself: nothing is taken through it, and the write refuses it as it always has.
+#[test]
+fn a_service_directory_swapped_for_a_symlink_is_not_taken_through() {
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
+    settled(&pod, &env);
+    let dir = pod.path("out/context/c-1");
+    let copy = pod.path("c-1-copy");
+    let cp = std::process::Command::new("cp").arg("-a").arg(&dir).arg(&copy).status().unwrap();
+    assert!(cp.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&copy, &dir).unwrap();
+    let before = tree(&pod.path("out"));
+    let run = pod.run_with_env(&[], &env);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(run.stdout.contains("clawc::output::not_a_directory"), "{}", run.stdout);
+    assert_eq!(tree(&pod.path("out")), before, "nothing written");
 }
