@@ -338,3 +338,27 @@ fn a_service_directory_swapped_for_a_symlink_is_not_taken_through() {
     assert!(run.stdout.contains("clawc::output::not_a_directory"), "{}", run.stdout);
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
 }
+
+/// A token whose value changes to text an output already holds is found by the leak scan
+/// on the recompile: the memo never lets a service skip the scan under new token values.
+#[test]
+fn a_token_changed_to_text_a_kept_output_holds_is_still_refused_as_a_leak() {
+    let desc = super::harness::http_descriptor(&["t"]).replace(
+        "\"description\":\"svc\"",
+        "\"description\":\"token s3cr3t-token-value\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}",
+    );
+    let pod = super::harness::Pod::new("services:\n  bot:\n    environment:\n      API_TOKEN: ${API_TOKEN}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n      surfaces: [service://api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc)
+        .file(".env", "API_TOKEN=another-token-value\n");
+    let cache = tempfile::tempdir().unwrap();
+    let env = cached(&cache);
+    settled(&pod, &env);
+    assert_eq!(summary(&pod.run_with_env(&[], &env))["reused"], 1, "the memo is in use");
+    let before = tree(&pod.path("out"));
+    std::fs::write(pod.path(".env"), "API_TOKEN=s3cr3t-token-value\n").unwrap();
+    let run = pod.run_with_env(&[], &env);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    run.assert_error("clawc::secrets::leak", "secret value of API_TOKEN would be written to `context/bot/CLAWDAPUS.md`");
+    assert!(!run.stdout.contains("s3cr3t-token-value") && !run.stderr.contains("s3cr3t-token-value"));
+    assert_eq!(tree(&pod.path("out")), before, "nothing written");
+}
