@@ -12,6 +12,12 @@ pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// `digest` as 64 lower-case hex digits written into `buf`, without allocating.
+pub(crate) fn hex_into<'b>(digest: &[u8; 32], buf: &'b mut [u8; 64]) -> &'b str {
+    hex::encode_to_slice(digest, buf).expect("64 digits for 32 bytes");
+    std::str::from_utf8(buf).expect("hex digits are ASCII")
+}
+
 /// The 32 bytes of a SHA-256 written as 64 lower-case hex digits (as clawc writes them);
 /// `None` for anything else.
 pub(crate) fn from_hex(hex: &str) -> Option<[u8; 32]> {
@@ -28,6 +34,7 @@ mod tests {
     fn only_the_hex_clawc_writes_is_a_digest() {
         let d = sha256(b"x");
         assert_eq!(from_hex(&sha256_hex(b"x")), Some(d));
+        assert_eq!(hex_into(&d, &mut [0; 64]), sha256_hex(b"x"));
         for not in [
             sha256_hex(b"x").to_uppercase(),
             sha256_hex(b"x")[1..].to_string(),

@@ -83,12 +83,20 @@ pub(crate) struct Written<'a>(&'a BTreeMap<String, [u8; 32]>);
 
 impl Serialize for Written<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Output<'a> {
-            path: &'a str,
-            sha256: String,
+        struct Output<'a>(&'a str, &'a [u8; 32]);
+        impl Serialize for Output<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                // Hex on the stack: no allocation per output, twice per compile.
+                let mut hex = [0; 64];
+                let hex = crate::digest::hex_into(self.1, &mut hex);
+                let mut o = s.serialize_struct("Output", 2)?;
+                o.serialize_field("path", self.0)?;
+                o.serialize_field("sha256", hex)?;
+                o.end()
+            }
         }
-        s.collect_seq(self.0.iter().map(|(path, digest)| Output { path, sha256: hex::encode(digest) }))
+        s.collect_seq(self.0.iter().map(|(path, digest)| Output(path, digest)))
     }
 }
 

@@ -78,21 +78,30 @@ impl Formatter for GoFormatter {
         w.write_all(go_float(v).as_bytes())
     }
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let esc = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
+        // serde_json hands over runs it needs not escape; most hold nothing Go escapes
+        // either. Scanning bytes, not decoded chars: U+2028 and U+2029 are the only
+        // characters escaped that start with 0xE2.
+        let bytes = fragment.as_bytes();
+        let (mut start, mut at) = (0, 0);
+        while let Some(found) = bytes[at..].iter().position(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
+            let i = at + found;
+            let (esc, len): (&[u8], usize) = match bytes[i..] {
+                [b'<', ..] => (b"\\u003c", 1),
+                [b'>', ..] => (b"\\u003e", 1),
+                [b'&', ..] => (b"\\u0026", 1),
+                [0xE2, 0x80, 0xA8, ..] => (b"\\u2028", 3),
+                [0xE2, 0x80, 0xA9, ..] => (b"\\u2029", 3),
+                _ => {
+                    at = i + 1;
+                    continue;
+                }
             };
-            w.write_all(&fragment.as_bytes()[start..i])?;
-            w.write_all(esc.as_bytes())?;
-            start = i + c.len_utf8();
+            w.write_all(&bytes[start..i])?;
+            w.write_all(esc)?;
+            start = i + len;
+            at = start;
         }
-        w.write_all(&fragment.as_bytes()[start..])
+        w.write_all(&bytes[start..])
     }
     fn write_char_escape<W: ?Sized + Write>(&mut self, w: &mut W, e: CharEscape) -> io::Result<()> {
         self.0.write_char_escape(w, e)
@@ -160,5 +169,14 @@ mod tests {
         let got = String::from_utf8(to_go_json(&v)).unwrap();
         let want = "{\n  \"a\": \"\\u003cx \\u0026 y\\u003e\\u2028\\n\\u0001\",\n  \"b\": [\n    1,\n    2.5,\n    1e+21,\n    1.5e-7,\n    0.000001,\n    9007199254740992,\n    -0\n  ],\n  \"c\": {},\n  \"d\": []\n}\n";
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn escapes_only_what_go_escapes_among_multibyte_text() {
+        // U+2026, U+20AC and U+2027 share the lead byte 0xE2 (and U+2027 the next) with
+        // the two separators Go escapes; they are written as they are.
+        let v = json!("\u{2026}\u{2029}\u{20ac}<\u{2027}\u{2028}&\u{e2}>");
+        let got = String::from_utf8(to_go_json(&v)).unwrap();
+        assert_eq!(got, "\"\u{2026}\\u2029\u{20ac}\\u003c\u{2027}\\u2028\\u0026\u{e2}\\u003e\"\n");
     }
 }
