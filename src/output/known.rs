@@ -39,17 +39,17 @@ pub(crate) struct Known {
 pub(crate) struct NewLock<'a> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
-    inputs: Vec<serde::de::IgnoredAny>,
+    pub(crate) inputs: Vec<serde::de::IgnoredAny>,
     #[serde(borrow)]
-    outputs: Vec<NewOutput<'a>>,
+    pub(crate) outputs: Vec<NewOutput<'a>>,
 }
 
 #[derive(Deserialize)]
-struct NewOutput<'a> {
+pub(crate) struct NewOutput<'a> {
     #[serde(borrow)]
-    path: Cow<'a, str>,
+    pub(crate) path: Cow<'a, str>,
     #[serde(borrow)]
-    sha256: Cow<'a, str>,
+    pub(crate) sha256: Cow<'a, str>,
 }
 
 impl<'a> NewLock<'a> {
