@@ -595,7 +595,7 @@ pub(crate) fn build(
     let resolved = project::reuse::Resolved { pod: &pod, reg: &registry, plans: &plans, natives: &native, skills: &skills };
     let keys = clawc
         .filter(|_| mode == SecretMode::Redact)
-        .map(|clawc| project::reuse::Keys::of(&project::reuse::Context { clawc, sources, secrets: &secrets }, &resolved))
+        .map(|clawc| project::reuse::Keys::of(&project::reuse::Context { clawc, sources, secrets: &secrets, threads }, &resolved))
         .unwrap_or_default();
     let mut take = Projecting {
         pod: &pod,

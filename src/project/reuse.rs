@@ -44,6 +44,8 @@ pub(crate) struct Context<'a> {
     pub sources: &'a SourceMap,
     /// The token values the leak scan looks for (a changed one must scan again).
     pub secrets: &'a BTreeMap<String, String>,
+    /// How many threads may compute the keys (the keys are the same whatever it is).
+    pub threads: usize,
 }
 
 /// The pieces of one compile the keys are made from.
@@ -59,18 +61,19 @@ impl Keys {
     /// The key of every agent service with a plan.
     pub(crate) fn of(cx: &Context<'_>, r: &Resolved<'_>) -> Keys {
         let shared = shared(cx, r);
-        let keys = r
-            .plans
-            .iter()
-            .map(|(service, plan)| {
+        let plans: Vec<(&String, &Plan)> = r.plans.iter().collect();
+        // Each service's own part on every core: it walks the service's whole plan.
+        let runs = crate::jobs::map_runs(&plans, cx.threads, 16, |_, run| {
+            let key = |&(service, plan): &(&String, &Plan)| {
                 let mut h = Hashing::default();
                 h.bytes(&shared);
                 (service, r.pod.services.get(service), plan, r.natives.get(service), r.skills.get(service), r.reg.runners.get(service))
                     .hash(&mut h);
                 (service.clone(), h.digest())
-            })
-            .collect();
-        Keys(keys)
+            };
+            run.iter().map(key).collect::<Vec<_>>()
+        });
+        Keys(runs.into_iter().flatten().collect())
     }
 }
 

@@ -236,6 +236,29 @@ fn one_agent_services_grant_changed_renders_and_writes_only_that_service() {
     assert_eq!(tree(&pod.path("out")), tree(&pod.path("fresh")));
 }
 
+/// The keys are computed on every core in runs of services: a compile on one thread
+/// takes every service a compile on two rendered, and the other way round.
+#[test]
+fn the_keys_are_the_same_whatever_the_thread_count() {
+    let services: String = (0..40)
+        .map(|i| format!("  a{i}:\n    image: a\n    x-claw:\n      cllama: passthrough\n      tools:\n        - service: api\n          allow: [x]\n"))
+        .collect();
+    let pod = super::harness::Pod::new(&format!("services:\n  api:\n    build: ./api\n{services}"))
+        .file("api/.claw-describe.json", &super::harness::http_descriptor(&["x", "y"]));
+    let cache = tempfile::tempdir().unwrap();
+    let env = cached(&cache);
+    for jobs in ["1", "2", "1"] {
+        let run = pod.run_with_env(&["--jobs", jobs], &env);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        tick();
+    }
+    for jobs in ["2", "1"] {
+        let again = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(again["reused"], 40, "--jobs {jobs}: {again}");
+        tick();
+    }
+}
+
 /// Only a file the stat record still vouches for is taken: a file of a service whose key
 /// is unchanged, edited behind clawc's back (even to the same size and time), makes that
 /// service render again, and the file is put back. (Two services with a file forged, the
