@@ -55,6 +55,41 @@ pub(crate) fn map_runs<T: Sync, R: Send>(items: &[T], threads: usize, min_run: u
     }
     let run = items.len().div_ceil(parts);
     let runs: Vec<(usize, &[T])> = items.chunks(run).enumerate().map(|(i, r)| (i * run, r)).collect();
+    map_each(runs, f)
+}
+
+/// [`map_runs`] for items whose costs differ: contiguous runs of about the same total
+/// `weight` each, on up to `threads` threads (one run when the whole weighs less than
+/// `min_weight`).
+pub(crate) fn map_weighted<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    min_weight: usize,
+    weight: impl Fn(&T) -> usize,
+    f: impl Fn(usize, &[T]) -> R + Sync,
+) -> Vec<R> {
+    let weights: Vec<usize> = items.iter().map(weight).collect();
+    let total: usize = weights.iter().sum();
+    let parts = threads.min(total / min_weight.max(1)).max(1);
+    let (mut runs, mut start, mut sum) = (Vec::with_capacity(parts), 0, 0);
+    for (i, w) in weights.iter().enumerate() {
+        sum += w;
+        // Cut where this part's share of the whole is reached.
+        if runs.len() + 1 < parts && sum * parts >= total * (runs.len() + 1) {
+            runs.push((start, &items[start..=i]));
+            start = i + 1;
+        }
+    }
+    runs.push((start, &items[start..]));
+    map_each(runs, f)
+}
+
+/// `f` over each run (at least one), the first on the calling thread and the others each
+/// on a thread of their own; the results in the order of the runs.
+fn map_each<T: Sync, R: Send>(runs: Vec<(usize, &[T])>, f: impl Fn(usize, &[T]) -> R + Sync) -> Vec<R> {
+    if let [(at, run)] = runs[..] {
+        return vec![f(at, run)];
+    }
     let f = &f;
     std::thread::scope(|s| {
         // The first run is the calling thread's own: it works instead of waiting.
@@ -88,6 +123,26 @@ mod tests {
             assert_eq!(sums.concat(), items, "{threads} threads");
             assert!(sums.len() <= threads.max(1));
         }
+    }
+
+    #[test]
+    fn weighted_runs_are_in_order_and_share_the_weight() {
+        // The heavy items all at the end, as descriptors after agents in name order.
+        let items: Vec<usize> = (0..400).map(|i| if i < 300 { 1 } else { 100 }).collect();
+        for threads in [1, 2, 3, 8] {
+            let runs: Vec<(usize, Vec<usize>)> = map_weighted(&items, threads, 1, |w| *w, |at, run| (at, run.to_vec()));
+            assert!(runs.iter().all(|(at, run)| items[*at..].starts_with(run)));
+            let parts: Vec<Vec<usize>> = runs.into_iter().map(|(_, run)| run).collect();
+            assert_eq!(parts.concat(), items, "{threads} threads");
+            assert_eq!(parts.len(), threads);
+            let total: usize = items.iter().sum();
+            for part in &parts {
+                let w: usize = part.iter().sum();
+                assert!(w <= total / threads + 100, "{threads} threads: a part of {w} of {total}");
+            }
+        }
+        assert_eq!(map_weighted(&items, 8, 1_000_000, |w| *w, |_, run| run.len()), vec![400]);
+        assert_eq!(map_weighted(&[] as &[usize], 8, 1, |w| *w, |_, run| run.len()), vec![0]);
     }
 
     #[test]

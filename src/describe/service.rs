@@ -75,48 +75,110 @@ pub(crate) fn describe(
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Described {
+    let registered = register(service, input, sources);
+    let (described, ds) = decode_registered(service, &registered, skills, sources);
+    diags.extend(ds);
+    described
+}
+
+/// What the sources read for one service, its texts added to the source map: what is
+/// left to do ([`decode_registered`]) reads the map, so services can be decoded on every
+/// core while the map's file ids stay in the order the services are registered.
+pub(crate) struct Registered {
+    runner: Option<RunnerFact>,
+    texts: Result<Option<Texts>, Vec<Diagnostic>>,
+}
+
+impl Registered {
+    /// What decoding it costs, about: the bytes of its texts.
+    pub(crate) fn weight(&self, sources: &SourceMap) -> usize {
+        let Ok(Some(t)) = &self.texts else { return 1 };
+        let files = t.descriptor.iter().chain(t.snapshot.as_ref().and_then(|(_, f, _)| f.as_ref()));
+        1 + files.map(|f| sources.get(*f).text.len()).sum::<usize>()
+    }
+}
+
+struct Texts {
+    kind: OriginKind,
+    warnings: Vec<Diagnostic>,
+    /// The descriptor's text.
+    descriptor: Option<FileId>,
+    /// The snapshot's name, and its conversion to a descriptor's text (or why not), with
+    /// the conversion's warnings.
+    snapshot: Option<(String, Option<FileId>, Vec<Diagnostic>)>,
+    skill_root: SkillRoot,
+}
+
+/// Adds what `input` read for `service` to the source map: the descriptor's text, then
+/// the snapshot's converted to a descriptor's.
+pub(crate) fn register(service: &Declared, input: Input, sources: &mut SourceMap) -> Registered {
     let runner = input.runner.map(|d| RunnerFact { runner: runner::Declared::parse(&d.value), from: d.from });
-    let descriptor = match input.loaded {
-        Ok(Some(loaded)) => descriptor(service, loaded, skills, sources, diags),
+    let texts = input.loaded.map(|loaded| {
+        loaded.map(|Loaded { kind, descriptor, snapshot, skill_root, warnings }| {
+            let descriptor = descriptor.map(|text| sources.add(text.name, text.text));
+            let snapshot = snapshot.map(|s| {
+                let mut ds = Diagnostics::default();
+                let file = converted(service, &s, sources, &mut ds);
+                (s.file.name, file, ds.0)
+            });
+            Texts { kind, warnings, descriptor, snapshot, skill_root }
+        })
+    });
+    Registered { runner, texts }
+}
+
+/// Decodes what [`register`] added for `service`, merges a snapshot's tools into the
+/// descriptor's and reads its skill. Problems come back in the order they are found; a
+/// descriptor with an error is left out.
+pub(crate) fn decode_registered(
+    service: &Declared,
+    registered: &Registered,
+    skills: &source::Skills,
+    sources: &SourceMap,
+) -> (Described, Vec<Diagnostic>) {
+    let mut diags = Diagnostics::default();
+    let descriptor = match &registered.texts {
+        Ok(Some(texts)) => descriptor(service, texts, skills, sources, &mut diags),
         Ok(None) => None,
         Err(ds) => {
-            diags.extend(ds.into_iter().map(|d| if d.loc.is_none() { d.at(service.loc) } else { d }));
+            diags.extend(ds.iter().map(|d| if d.loc.is_none() { d.clone().at(service.loc) } else { d.clone() }));
             None
         }
     };
-    Described { name: service.name.clone(), runner, descriptor }
+    (Described { name: service.name.clone(), runner: registered.runner.clone(), descriptor }, diags.0)
 }
 
 fn descriptor(
     service: &Declared,
-    loaded: Loaded,
+    texts: &Texts,
     skills: &source::Skills,
-    sources: &mut SourceMap,
+    sources: &SourceMap,
     diags: &mut Diagnostics,
 ) -> Option<ServiceDescriptor> {
-    let Loaded { kind, descriptor, snapshot, skill_root, warnings } = loaded;
-    diags.extend(warnings);
-    let snapshot_name = snapshot.as_ref().map(|s| s.file.name.clone());
-    let converted = |sources: &mut SourceMap, diags: &mut Diagnostics| {
-        let s = snapshot.as_ref()?;
-        converted(service, s, sources, diags).and_then(|f| decoded(f, sources, diags))
+    let Texts { kind, warnings, descriptor, snapshot, skill_root } = texts;
+    diags.extend(warnings.iter().cloned());
+    let snapshot_name = snapshot.as_ref().map(|(name, _, _)| name.clone());
+    // The snapshot's conversion and decoding report after the descriptor's decoding.
+    let converted = |diags: &mut Diagnostics| {
+        let (_, file, ds) = snapshot.as_ref()?;
+        diags.extend(ds.iter().cloned());
+        file.and_then(|f| decoded(f, sources, diags))
     };
-    let (file, descriptor) = match descriptor {
-        Some(text) => {
-            let file = sources.add(text.name, text.text);
+    let (file, descriptor) = match *descriptor {
+        Some(file) => {
             let d = decoded(file, sources, diags).map(|(_, d)| d);
-            let d = match snapshot {
+            let d = match snapshot_name {
                 Some(_) => d
-                    .zip(converted(sources, diags))
+                    .zip(converted(diags))
                     .and_then(|(d, (snap, t))| merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok()),
                 None => d,
             };
             (file, d?)
         }
-        None => converted(sources, diags)?,
+        None => converted(diags)?,
     };
-    let skill = skill(service, &skill_root, &descriptor, file, skills, sources, diags);
-    Some(ServiceDescriptor { descriptor, file, origin: kind, image: skill_root.image(), snapshot: snapshot_name, skill })
+    let skill = skill(service, skill_root, &descriptor, file, skills, sources, diags);
+    Some(ServiceDescriptor { descriptor, file, origin: *kind, image: skill_root.image(), snapshot: snapshot_name, skill })
 }
 
 /// Decodes a text already in the source map.

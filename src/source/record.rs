@@ -4,9 +4,9 @@
 
 use super::fs::{self, ReadError};
 use crate::digest::sha256_hex;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct InputEntry {
@@ -17,9 +17,11 @@ pub(crate) struct InputEntry {
     pub sha256: Option<String>,
 }
 
+/// Shared by the threads that describe services at once; the entries are a map by name,
+/// so the order of their reads does not show.
 #[derive(Debug, Default)]
 pub(crate) struct InputLog {
-    entries: RefCell<BTreeMap<String, InputEntry>>,
+    entries: Mutex<BTreeMap<String, InputEntry>>,
     /// Where every input named by the pod, a descriptor or a label must resolve.
     root: Option<fs::InputRoot>,
 }
@@ -27,7 +29,7 @@ pub(crate) struct InputLog {
 impl InputLog {
     /// A log whose reads are confined to `root`.
     pub(crate) fn new(root: fs::InputRoot) -> Self {
-        InputLog { entries: RefCell::default(), root: Some(root) }
+        InputLog { entries: Mutex::default(), root: Some(root) }
     }
 
     /// Reads `path` (called `name`, pod-relative), confined to the input root, and records
@@ -49,7 +51,7 @@ impl InputLog {
             Err(ReadError::Missing) => None,
             Err(_) => return r,
         };
-        self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256 });
+        self.locked().insert(name.to_string(), InputEntry { role, sha256 });
         r
     }
 
@@ -60,10 +62,16 @@ impl InputLog {
 
     /// Records an input that is not a file on disk (a file read out of an image).
     pub(crate) fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
-        self.entries.borrow_mut().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
+        self.locked().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
     }
 
     pub(crate) fn entries(&self) -> BTreeMap<String, InputEntry> {
-        self.entries.borrow().clone()
+        self.locked().clone()
+    }
+
+    /// The entries, whatever a thread that panicked while holding them left (an insert is
+    /// whole or not done).
+    fn locked(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, InputEntry>> {
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
