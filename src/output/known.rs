@@ -119,14 +119,19 @@ impl Known {
         self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, stamp))
     }
 
-    /// After the write: records the outputs of `lock` (the new lock's bytes, if the tree has
-    /// one clawc can read), taking
+    /// Whether a record of this `--out` is kept (not with `--no-cache` or tokens inline).
+    pub(crate) fn keeps(&self) -> bool {
+        self.at.is_some()
+    }
+
+    /// After the write: records the outputs of `lock` (the new lock's bytes and their
+    /// digest, if the tree has one clawc can read), taking
     /// `seen` (stamps of the files found current, by path) and looking at the files
     /// written now.
-    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<&[u8]>, jobs: usize) {
-        let (Some(at), Some(bytes)) = (&self.at, lock) else { return };
+    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<(&[u8], &[u8; 32])>, jobs: usize) {
+        let (Some(at), Some((bytes, digest))) = (&self.at, lock) else { return };
         let Some(lock) = serde_json::from_slice::<NewLock<'_>>(bytes).ok().filter(NewLock::redacted) else { return };
-        let digest = record::lock_digest(bytes);
+        let digest = *digest;
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);

@@ -234,14 +234,16 @@ impl<'o> Writer<'o> {
         }
         let mut open = self.open.take().expect("opened above");
         let lock = open.lock.take().map(|l| l.artifact.bytes);
-        let lock = lock.as_deref();
+        // Its digest binds the record and the memo: computed once, for both.
+        let lock = lock.as_deref().filter(|_| open.known.keeps()).map(|b| (b, super::record::lock_digest(b)));
+        let lock = lock.as_ref().map(|(b, d)| (*b, d));
         let remembered = self.remembered.take();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             if open.summary.vouched < open.summary.unchanged || !open.known.has_record() {
                 open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
             }
-            open.remember(lock, remembered.as_ref());
+            open.remember(lock.map(|(_, d)| d), remembered.as_ref());
             return Ok(open.summary);
         }
         let committed = open.commit(out);
@@ -251,7 +253,7 @@ impl<'o> Writer<'o> {
         }
         apply(out, &open.journal, true)?;
         open.known.store(out, std::mem::take(&mut open.seen), lock, open.threads);
-        open.remember(lock, remembered.as_ref());
+        open.remember(lock.map(|(_, d)| d), remembered.as_ref());
         let mut summary = std::mem::take(&mut open.summary);
         summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
@@ -634,9 +636,9 @@ impl Open {
 
     /// Keeps `memo` for the next compile, bound to the new lock `lock` (dropped when there
     /// is no record to keep it beside).
-    fn remember(&self, lock: Option<&[u8]>, memo: Option<&Memo>) {
+    fn remember(&self, lock: Option<&[u8; 32]>, memo: Option<&Memo>) {
         if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
-            super::memo::store(&at, &super::record::lock_digest(lock), memo, self.memo.as_ref().map(|(_, seal)| *seal));
+            super::memo::store(&at, lock, memo, self.memo.as_ref().map(|(_, seal)| *seal));
         }
     }
 }
