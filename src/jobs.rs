@@ -75,7 +75,7 @@ pub(crate) fn map_weighted<T: Sync, R: Send>(
     for (i, w) in weights.iter().enumerate() {
         sum += w;
         // Cut where this part's share of the whole is reached.
-        if runs.len() + 1 < parts && sum * parts >= total * (runs.len() + 1) {
+        if runs.len() + 1 < parts && sum.saturating_mul(parts) >= total.saturating_mul(runs.len() + 1) {
             runs.push((start, &items[start..=i]));
             start = i + 1;
         }

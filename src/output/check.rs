@@ -5,7 +5,7 @@
 //! by its kind, and its target is never read. A file is a `delete` only if the compile
 //! would delete it (a regular file whose hash the previous lock records).
 
-use super::known::{Known, NewLock};
+use super::known::{Known, LockView};
 use super::write::{Kept, LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
 use crate::artifact::{ArtifactSet, Output, Sink};
 use crate::diag::Diagnostic;
@@ -81,9 +81,9 @@ pub fn drift_with(
 ) -> Result<Vec<FileDrift>, Diagnostic> {
     // Vouching needs the hash the new lock records for a file; without a lock in the set
     // (or with tokens in it) nothing is vouched for, as an empty hash matches none.
-    let new_lock = NewLock::among(artifacts);
-    let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
-    let redacted = new_lock.as_ref().is_some_and(NewLock::redacted);
+    let new_lock = LockView::among(artifacts);
+    let hashes = new_lock.as_ref().map(LockView::hashes).unwrap_or_default();
+    let redacted = new_lock.as_ref().is_some_and(LockView::redacted);
     let mut drift = Drift::new(out, redacted, records.filter(|_| new_lock.is_some()), untrusted);
     let batch = artifacts.0.iter().map(|(rel, a)| {
         let sha256 = hashes.get(rel.as_str()).map(ToString::to_string).unwrap_or_default();

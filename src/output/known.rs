@@ -33,28 +33,29 @@ pub(crate) struct Known {
     at: Option<PathBuf>,
 }
 
-/// What a record needs of the new lock, read from its bytes without copying them (at
-/// 10,000 agents it lists 31,622 outputs).
+/// What the write and the record need of a lock (the new one, or the previous one found
+/// in `--out`), read from its bytes without copying them (at 10,000 agents it lists
+/// 31,622 outputs).
 #[derive(Deserialize)]
-pub(crate) struct NewLock<'a> {
+pub(crate) struct LockView<'a> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
     pub(crate) inputs: Vec<serde::de::IgnoredAny>,
     #[serde(borrow)]
-    pub(crate) outputs: Vec<NewOutput<'a>>,
+    pub(crate) outputs: Vec<OutputView<'a>>,
 }
 
 #[derive(Deserialize)]
-pub(crate) struct NewOutput<'a> {
+pub(crate) struct OutputView<'a> {
     #[serde(borrow)]
     pub(crate) path: Cow<'a, str>,
     #[serde(borrow)]
     pub(crate) sha256: Cow<'a, str>,
 }
 
-impl<'a> NewLock<'a> {
+impl<'a> LockView<'a> {
     /// The lock among `artifacts`, if there is one clawc can read.
-    pub(crate) fn among(artifacts: &'a ArtifactSet) -> Option<NewLock<'a>> {
+    pub(crate) fn among(artifacts: &'a ArtifactSet) -> Option<LockView<'a>> {
         serde_json::from_slice(&artifacts.0.get(LOCK)?.bytes).ok()
     }
 
@@ -130,7 +131,7 @@ impl Known {
     /// written now.
     pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<(&[u8], &[u8; 32])>, jobs: usize) {
         let (Some(at), Some((bytes, digest))) = (&self.at, lock) else { return };
-        let Some(lock) = serde_json::from_slice::<NewLock<'_>>(bytes).ok().filter(NewLock::redacted) else { return };
+        let Some(lock) = serde_json::from_slice::<LockView<'_>>(bytes).ok().filter(LockView::redacted) else { return };
         let digest = *digest;
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.

@@ -20,7 +20,7 @@
 //! locked (`flock`) from the first batch to the end, so concurrent compiles into one
 //! `--out` wait for each other instead of interleaving.
 
-use super::known::{Known, NewLock, Seen};
+use super::known::{Known, LockView, Seen};
 use super::record::Stamp;
 use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
 use crate::diag::Diagnostic;
@@ -109,9 +109,9 @@ pub fn write_tree_with(
     opts: WriteOptions<'_>,
 ) -> Result<WriteSummary, Diagnostic> {
     check_names(artifacts.0.keys())?;
-    let new_lock = NewLock::among(artifacts);
-    let hashes = new_lock.as_ref().map(NewLock::hashes).unwrap_or_default();
-    let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(NewLock::redacted));
+    let new_lock = LockView::among(artifacts);
+    let hashes = new_lock.as_ref().map(LockView::hashes).unwrap_or_default();
+    let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(LockView::redacted));
     let output = |(rel, a): (&String, &Artifact)| {
         let sha256 = hashes.get(rel.as_str()).map_or_else(|| crate::lock::output_hash(a, secrets), ToString::to_string);
         Output { path: rel.clone(), artifact: a.clone(), sha256 }
@@ -432,7 +432,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
         Contents::Missing => Previous::Missing,
         // Read in place (paths and hashes borrowed from the bytes), as the record reads the
         // new lock: at 3,000 agents it lists 9,301 outputs.
-        Contents::Bytes(b) => match serde_json::from_slice::<super::known::NewLock<'_>>(&b) {
+        Contents::Bytes(b) => match serde_json::from_slice::<super::known::LockView<'_>>(&b) {
             Ok(l) => Previous::Lock(PreviousLock {
                 digest: super::record::lock_digest(&b),
                 inputs: l.inputs.len(),
