@@ -129,10 +129,9 @@ impl Known {
     /// digest, if the tree has one clawc can read), taking
     /// `seen` (stamps of the files found current, by path) and looking at the files
     /// written now.
-    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<(&[u8], &[u8; 32])>, jobs: usize) {
+    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<(&[u8], [u8; 32])>, jobs: usize) {
         let (Some(at), Some((bytes, digest))) = (&self.at, lock) else { return };
         let Some(lock) = serde_json::from_slice::<LockView<'_>>(bytes).ok().filter(LockView::redacted) else { return };
-        let digest = *digest;
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);

@@ -179,7 +179,7 @@ mod tests {
         m
     }
 
-    /// The bytes [`try_store`] writes.
+    /// The bytes [`store`] writes.
     fn bytes(lock: &[u8; 32], memo: &Memo) -> Vec<u8> {
         let mut b = Vec::new();
         encode(&mut b, lock, memo).unwrap();

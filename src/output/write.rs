@@ -236,7 +236,6 @@ impl<'o> Writer<'o> {
         let lock = open.lock.take().map(|l| l.artifact.bytes);
         // Its digest binds the record and the memo: computed once, for both.
         let lock = lock.as_deref().filter(|_| open.known.keeps()).map(|b| (b, super::record::lock_digest(b)));
-        let lock = lock.as_ref().map(|(b, d)| (*b, d));
         let remembered = self.remembered.take();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
@@ -637,9 +636,9 @@ impl Open {
 
     /// Keeps `memo` for the next compile, bound to the new lock `lock` (dropped when there
     /// is no record to keep it beside).
-    fn remember(&self, lock: Option<&[u8; 32]>, memo: Option<&Memo>) {
+    fn remember(&self, lock: Option<[u8; 32]>, memo: Option<&Memo>) {
         if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
-            super::memo::store(&at, lock, memo, self.memo.as_ref().map(|(_, seal)| *seal));
+            super::memo::store(&at, &lock, memo, self.memo.as_ref().map(|(_, seal)| *seal));
         }
     }
 }
