@@ -428,7 +428,7 @@ fn bounded(dir: &Path, args: &[&str]) -> Run {
     Run { code: status.code().unwrap_or(-1), stdout, stderr }
 }
 
-fn mkfifo(path: &Path) {
+pub(super) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }

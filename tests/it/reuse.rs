@@ -342,6 +342,27 @@ fn a_memo_for_another_lock_garbled_or_naming_foreign_paths_is_ignored() {
     assert!(!inside.exists(), "nothing kept in the repository");
 }
 
+/// A memo that is a FIFO is neither waited on nor read: the compile renders every
+/// service, writes what it would have written, and replaces the FIFO with a memo.
+#[test]
+fn a_memo_that_is_a_fifo_does_not_hang_the_compile() {
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
+    settled(&pod, &env);
+    let memo = std::fs::read_dir(cache.path().join("check/v1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "memo"))
+        .unwrap();
+    let want = tree(&pod.path("out"));
+    std::fs::remove_file(&memo).unwrap();
+    super::hostile::mkfifo(&memo);
+    let s = summary(&pod.run_with_env(&[], &env));
+    assert_eq!((s["reused"].as_u64(), s["written"].as_array().map(Vec::len)), (Some(0), Some(0)), "{s}");
+    assert_eq!(tree(&pod.path("out")), want);
+    assert!(std::fs::symlink_metadata(&memo).unwrap().is_file(), "the FIFO was replaced by a memo");
+}
+
 /// A directory of a service that would be taken, swapped for a symlink to a copy of
 /// itself: nothing is taken through it, and the write refuses it as it always has.
 #[test]
