@@ -849,8 +849,7 @@ mod tests {
 
     #[test]
     fn every_key_is_a_long_flag_of_compile() {
-        use clap::CommandFactory;
-        let cli = crate::cli::Cli::command();
+        let cli = crate::cli::command();
         let compile = cli.find_subcommand("compile").unwrap();
         let longs: Vec<&str> = compile.get_arguments().filter_map(clap::Arg::get_long).collect();
         for k in KEYS {

@@ -13,7 +13,9 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "OLD and NEW are each one of:
+#[command(
+    about = "The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)",
+    after_help = "OLD and NEW are each one of:
   svc/api/.claw-describe.json     a descriptor file (version 1 or 2)
   mcp/.claw-tools.json            a baked MCP tools/list snapshot
   svc/api                         a build context (its descriptor label or .claw-describe.json)
@@ -26,7 +28,8 @@ Examples:
   clawc compat --list-rules --format markdown
 
 Exit codes: 0 nothing at or above --fail-on · 1 something is · 2 invalid input (a side that does not load, a bad pod or accept file) · 3 environment failure.
-See docs/compat.md and docs/compat-rules.md.")]
+See docs/compat.md and docs/compat-rules.md."
+)]
 pub struct CompatArgs {
     /// The released descriptor source (see below)
     #[arg(required_unless_present = "list_rules", value_name = "OLD")]

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
+    about = "Compile a pod into per-agent artifacts (tools.json, feeds.json, memory.json, CLAWDAPUS.md, report.json)",
     after_help = "Settings left off the command line come from CLAWC_IMAGES, then the nearest clawc.toml (the pod's directory up to the repository root), then the defaults; `clawc config` shows them (docs/config.md).
 
 Exit codes: 0 compiled (with --check: in sync) · 1 --check only: drift, or a token value in the committed tree · 2 invalid inputs, settings or command line, or a warning with --strict (diagnostics printed, nothing written) · 3 environment failure: I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has, an --out clawc refuses to write, interrupted before the commit (the previous tree is left as it was)."
@@ -59,7 +60,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             clap::error::ErrorKind::ArgumentConflict,
             "--check compares redacted trees, so --secrets inline cannot be used with it (a committed tree must never hold token values)\n",
         );
-        let _ = e.with_cmd(&<super::Cli as clap::CommandFactory>::command()).print();
+        let _ = e.with_cmd(&super::command()).print();
         return 2;
     }
     if !args.check {

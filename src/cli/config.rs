@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
+    about = "The effective settings for a pod and where each came from: a flag, a CLAWC_* variable, clawc.toml or the default (docs/config.md)",
     after_help = "Takes the flags compile takes, so a command line can be tried: `clawc config deploy/claw-pod.yml --images none`. Nothing is compiled and the pod need not exist. See docs/config.md.
 
 Exit codes: 0 shown · 2 an invalid clawc.toml, CLAWC_* variable or command line (diagnostics printed) · 3 clawc.toml could not be read (I/O)."

@@ -9,14 +9,17 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:
+#[command(
+    about = "What clawc reads from one service: its tools and transports, feeds, memory, auth, skill and runner, and where each came from",
+    after_help = "Examples:
   clawc describe svc/api/.claw-describe.json      a descriptor file (version 1 or 2)
   clawc describe mcp/.claw-tools.json             a baked MCP tools/list snapshot
   clawc describe svc/api                          a build context (Dockerfile/Clawfile labels, CLAW_TYPE)
   clawc describe --image api:1 --images oci:img   an image, through the --images sources
   clawc describe claw-pod.yml trading-api         exactly what compile sees for one service
 
-Exit codes: 0 described · 2 invalid input · 3 environment failure.")]
+Exit codes: 0 described · 2 invalid input · 3 environment failure."
+)]
 pub struct DescribeArgs {
     /// A descriptor file, a .claw-tools.json snapshot, a build context directory, or (with SERVICE) a pod file
     #[arg(required_unless_present = "image")]

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
+    about = "Why an agent can (or cannot) call a tool, and the smallest grant that would change it",
     after_help = "Exit codes: 0 answered (whether or not the agent can call the tool) · 2 invalid inputs, settings or command line, an unknown agent or tool, or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
 )]
 pub struct ExplainArgs {

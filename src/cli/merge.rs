@@ -6,7 +6,9 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "What clawc owns in each runner file, and every rule, is in docs/merge.md. In short: a server
+#[command(
+    about = "Merge a runner file clawc wrote into your own (your keys, comments and other servers kept; docs/merge.md)",
+    after_help = "What clawc owns in each runner file, and every rule, is in docs/merge.md. In short: a server
 entry the fragment defines replaces TARGET's entry of that name whole (nothing of the old
 entry survives); permission and tool-filter items of those servers are replaced; everything
 else in TARGET (your keys, comments, other servers) is kept. Merging twice changes nothing.
@@ -16,7 +18,8 @@ Examples:
   clawc merge out/runners/coder/home/.claude.json ~/.claude.json --check
   clawc merge frag.yaml ~/.hermes/config.yaml --runner hermes --stdout
 
-Exit codes: 0 merged or up to date · 1 --check: TARGET would change · 2 invalid input · 3 I/O failure.")]
+Exit codes: 0 merged or up to date · 1 --check: TARGET would change · 2 invalid input · 3 I/O failure."
+)]
 pub struct MergeArgs {
     /// The runner file clawc wrote, e.g. <out>/runners/<agent-id>/home/.codex/config.toml
     fragment: PathBuf,

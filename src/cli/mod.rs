@@ -6,53 +6,83 @@ mod compile;
 mod config;
 mod describe;
 mod explain;
+mod explain_code;
 mod inputs;
 mod merge;
 mod report;
 mod skill;
 mod who_can;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Subcommand, ValueEnum};
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "clawc",
-    version,
-    about = "Compile Clawdapus pods into deterministic per-agent artifacts",
-    long_about = None,
-    after_help = "Settings: flags, then CLAWC_IMAGES, then the nearest clawc.toml, then defaults (docs/config.md; `clawc config` shows them).\n\nExit codes (every command): 0 success · 1 drift (compile --check, merge --check) or findings at or above --fail-on (compat) · 2 invalid inputs, settings or command line · 3 environment failure (I/O, Docker, a missing image). `clawc <command> --help` says what each means for it."
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
+// A subcommand's text (its `about`, `after_help`) lives on its arguments' struct, not on
+// this enum's variant: `command_for` builds a subcommand from the struct alone. (A doc
+// comment here would become the root's `about`.)
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Compile a pod into per-agent artifacts (tools.json, feeds.json, memory.json, CLAWDAPUS.md, report.json)
     Compile(compile::CompileArgs),
-    /// What clawc reads from one service: its tools and transports, feeds, memory, auth, skill and runner, and where each came from
     Describe(describe::DescribeArgs),
-    /// Why an agent can (or cannot) call a tool, and the smallest grant that would change it
     Explain(explain::ExplainArgs),
-    /// Every agent that can call a tool (or any tool of a service), and through which grant
     WhoCan(who_can::WhoCanArgs),
-    /// Access reports: the agents × tools matrix
     Report(report::ReportArgs),
-    /// Merge a runner file clawc wrote into your own (your keys, comments and other servers kept; docs/merge.md)
     Merge(merge::MergeArgs),
-    /// The release gate: compare two releases of a service descriptor (breaking changes, privilege gains, the pods' grants)
     Compat(compat::CompatArgs),
-    /// Skill folders that bring tools: `clawc skill compile DIR` checks a Skill Tools package or compiles a tool-manifest.yaml (docs/skills.md)
     Skill(skill::SkillArgs),
-    /// The effective settings for a pod and where each came from: a flag, a CLAWC_* variable, clawc.toml or the default (docs/config.md)
     Config(config::ConfigArgs),
-    /// What a diagnostic code means, when it is raised and its exit code (docs/diagnostics.md)
-    #[command(after_help = "Exit codes: 0 explained · 2 not a code clawc raises (a close one is suggested).")]
-    ExplainCode {
-        /// A code, e.g. clawc::pod::not_a_pod
-        code: String,
-    },
+    ExplainCode(explain_code::ExplainCodeArgs),
+}
+
+/// What adds a subcommand's arguments (and its texts) to a `clap::Command`.
+type Augment = fn(clap::Command) -> clap::Command;
+
+/// Every subcommand by name, with what adds its arguments (the same as [`Command`]'s
+/// derive does; a test holds the two to each other).
+const SUBCOMMANDS: [(&str, Augment); 10] = [
+    ("compile", compile::CompileArgs::augment_args),
+    ("describe", describe::DescribeArgs::augment_args),
+    ("explain", explain::ExplainArgs::augment_args),
+    ("who-can", who_can::WhoCanArgs::augment_args),
+    ("report", report::ReportArgs::augment_args),
+    ("merge", merge::MergeArgs::augment_args),
+    ("compat", compat::CompatArgs::augment_args),
+    ("skill", skill::SkillArgs::augment_args),
+    ("config", config::ConfigArgs::augment_args),
+    ("explain-code", explain_code::ExplainCodeArgs::augment_args),
+];
+
+/// `clawc` without its subcommands.
+fn root() -> clap::Command {
+    clap::Command::new("clawc")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Compile Clawdapus pods into deterministic per-agent artifacts")
+        .after_help("Settings: flags, then CLAWC_IMAGES, then the nearest clawc.toml, then defaults (docs/config.md; `clawc config` shows them).\n\nExit codes (every command): 0 success · 1 drift (compile --check, merge --check) or findings at or above --fail-on (compat) · 2 invalid inputs, settings or command line · 3 environment failure (I/O, Docker, a missing image). `clawc <command> --help` says what each means for it.")
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+}
+
+/// The whole command line: every subcommand (what `clawc --help` lists).
+pub fn command() -> clap::Command {
+    Command::augment_subcommands(root())
+}
+
+/// The command line that can parse `args`: when its first argument names a subcommand,
+/// only that one is built. Building all ten (their arguments, help texts and value lists)
+/// was a tenth of a no-op `compile --check` in a pre-commit hook, a process that is mostly
+/// starting and ending. Any other first argument (`--help`, `help`, a typo to suggest a
+/// name for) gets the whole command line.
+fn command_for(args: &[std::ffi::OsString]) -> clap::Command {
+    let named = args.get(1).and_then(|a| SUBCOMMANDS.iter().find(|(name, _)| a == name));
+    match named {
+        Some((name, augment)) => root().subcommand(augment(clap::Command::new(*name))),
+        None => command(),
+    }
+}
+
+/// Parses `args` (the program's name first) as [`command_for`] builds them.
+fn parse(args: Vec<std::ffi::OsString>) -> Result<Command, clap::Error> {
+    let mut cmd = command_for(&args);
+    let mut matches = cmd.try_get_matches_from_mut(args)?;
+    Command::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -102,14 +132,14 @@ fn table(rows: &[Vec<String>], indent: &str) -> String {
 
 /// Runs the command line `args` (the program's name first) and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let command = match parse(args.into_iter().collect()) {
+        Ok(command) => command,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    match cli.command {
+    match command {
         Command::Compile(args) => compile::run(args),
         Command::Describe(args) => describe::run(args),
         Command::Explain(args) => explain::run(args),
@@ -119,37 +149,88 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Compat(args) => compat::run(args),
         Command::Config(args) => config::run(args),
         Command::Skill(args) => skill::run(args),
-        Command::ExplainCode { code } => explain_code(&code),
+        Command::ExplainCode(args) => explain_code::run(&args),
     }
-}
-
-fn explain_code(code: &str) -> i32 {
-    use crate::diag::catalogue::{ALL, Code, Raised};
-    let Some(c) = Code::find(code) else {
-        let help = crate::diag::suggest(code, ALL.iter().map(|c| c.as_str()), "every code is listed in docs/diagnostics.md");
-        eprintln!("unknown diagnostic code `{code}`: {help}");
-        return 2;
-    };
-    let i = c.info();
-    let raised = match i.raised {
-        Raised::Error => "an error",
-        Raised::Warning => "a warning",
-        Raised::Either => "an error or a warning",
-    };
-    println!("{}\n\n{}\n\nraised by the {} pass as {raised}", i.code, i.explanation, i.pass.name());
-    if i.raised != Raised::Warning {
-        println!("exit code of an error: {}", i.exit.code());
-    }
-    println!("example: {}", i.example);
-    0
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Command, FromArgMatches, SUBCOMMANDS, command, command_for, root};
+    use std::ffi::OsString;
+
     #[test]
     fn the_command_line_definition_is_consistent() {
-        use clap::CommandFactory;
-        super::Cli::command().debug_assert();
+        command().debug_assert();
+        for (name, _) in SUBCOMMANDS {
+            command_for(&["clawc".into(), name.into()]).debug_assert();
+        }
+    }
+
+    /// What `cmd` makes of `args`: the command, or the error as the user would see it.
+    fn outcome(mut cmd: clap::Command, args: &[&str]) -> String {
+        let parsed =
+            cmd.try_get_matches_from_mut(args).and_then(|mut m| Command::from_arg_matches_mut(&mut m).map_err(|e| e.format(&mut cmd)));
+        match parsed {
+            Ok(c) => format!("{c:?}"),
+            Err(e) => format!("{:?} {} {}", e.kind(), e.exit_code(), e.render()),
+        }
+    }
+
+    #[test]
+    fn a_subcommand_built_alone_is_the_one_of_the_whole_command_line() {
+        let mut whole = command();
+        whole.build();
+        let names: Vec<&str> = whole.get_subcommands().map(clap::Command::get_name).filter(|n| *n != "help").collect();
+        assert_eq!(names, SUBCOMMANDS.map(|(n, _)| n), "SUBCOMMANDS lists Command's variants in order");
+        // The derive adds subcommands and nothing else to the root (a doc comment on
+        // `Command` would replace its about).
+        let bare = root();
+        let text = |c: &clap::Command| {
+            (
+                c.get_about().map(ToString::to_string),
+                c.get_long_about().map(ToString::to_string),
+                c.get_after_help().map(ToString::to_string),
+            )
+        };
+        assert_eq!(text(&whole), text(&bare));
+        for name in names {
+            let args: Vec<OsString> = vec!["clawc".into(), name.into()];
+            let mut alone = command_for(&args);
+            alone.build();
+            assert_eq!(alone.get_subcommands().filter(|s| s.get_name() != "help").count(), 1, "{name}");
+            let (mut a, mut w) = (alone.find_subcommand(name).unwrap().clone(), whole.find_subcommand(name).unwrap().clone());
+            assert_eq!(a.render_long_help().to_string(), w.render_long_help().to_string(), "{name} --help");
+            assert_eq!(a.render_help().to_string(), w.render_help().to_string(), "{name} -h");
+            assert_eq!(a.render_usage().to_string(), w.render_usage().to_string(), "{name}");
+            for tail in [
+                &[][..],
+                &["--help"],
+                &["-h"],
+                &["--version"],
+                &["--bogus"],
+                &["--format", "nope"],
+                &["x", "--strict"],
+                &["x", "y", "--format", "json"],
+                &["compile", "skills/a", "--static-tools", "a,b"],
+                &["--check", "--diff", "short"],
+                &["--images", "none", "-o", "out", "--check"],
+                &["--list-rules", "--format", "markdown"],
+                &["a::code"],
+            ] {
+                let args: Vec<&str> = ["clawc", name].into_iter().chain(tail.iter().copied()).collect();
+                let os: Vec<OsString> = args.iter().map(OsString::from).collect();
+                assert_eq!(outcome(command_for(&os), &args), outcome(command(), &args), "{args:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_an_exact_subcommand_name_builds_one_subcommand() {
+        let count = |args: &[&str]| command_for(&args.iter().map(OsString::from).collect::<Vec<_>>()).get_subcommands().count();
+        assert_eq!(count(&["clawc", "compile", "--check"]), 1);
+        for other in [&["clawc"][..], &["clawc", "--help"], &["clawc", "help", "compile"], &["clawc", "compil"], &["clawc", "COMPILE"]] {
+            assert_eq!(count(other), SUBCOMMANDS.len(), "{other:?}");
+        }
     }
 
     #[test]

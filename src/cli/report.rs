@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
+    about = "Access reports: the agents × tools matrix",
     after_help = "Exit codes: 0 reported · 2 invalid inputs, settings or command line (nothing to report without --matrix), or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
 )]
 pub struct ReportArgs {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
+    about = "Skill folders that bring tools: `clawc skill compile DIR` checks a Skill Tools package or compiles a tool-manifest.yaml (docs/skills.md)",
     after_help = "Exit codes: 0 compiled · 2 invalid input, nothing written · 3 I/O failure (`clawc skill compile --help` says more)."
 )]
 pub struct SkillArgs {

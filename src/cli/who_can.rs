@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
+    about = "Every agent that can call a tool (or any tool of a service), and through which grant",
     after_help = "Exit codes: 0 answered (whether or not any agent can call it) · 2 invalid inputs, settings or command line, an unknown tool or service, or a warning with --strict · 3 environment failure (I/O, the Docker Engine unreachable with --images docker, an image the pod uses that no source has)."
 )]
 pub struct WhoCanArgs {

@@ -490,8 +490,7 @@ fn the_pre_commit_hooks_read_the_file_and_run_when_it_changes() {
 /// Every subcommand's `--help` ends with what its exit codes mean.
 #[test]
 fn every_command_documents_its_exit_codes() {
-    use clap::CommandFactory;
-    let cli = clawc::cli::Cli::command();
+    let cli = clawc::cli::command();
     let mut names: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
     assert!(names.len() >= 9, "{names:?}");
     names.push("");
