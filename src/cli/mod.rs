@@ -167,7 +167,7 @@ mod tests {
     }
 
     /// What `cmd` makes of `args`: the command, or the error as the user would see it.
-    fn outcome(mut cmd: clap::Command, args: &[&str]) -> String {
+    fn outcome(mut cmd: clap::Command, args: &[OsString]) -> String {
         let parsed =
             cmd.try_get_matches_from_mut(args).and_then(|mut m| Command::from_arg_matches_mut(&mut m).map_err(|e| e.format(&mut cmd)));
         match parsed {
@@ -217,9 +217,15 @@ mod tests {
                 &["--list-rules", "--format", "markdown"],
                 &["a::code"],
             ] {
-                let args: Vec<&str> = ["clawc", name].into_iter().chain(tail.iter().copied()).collect();
-                let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-                assert_eq!(outcome(command_for(&os), &args), outcome(command(), &args), "{args:?}");
+                let args: Vec<OsString> = ["clawc", name].into_iter().chain(tail.iter().copied()).map(OsString::from).collect();
+                assert_eq!(outcome(command_for(&args), &args), outcome(command(), &args), "{args:?}");
+            }
+            // Arguments that are not UTF-8, as a path and as a value clap must decode.
+            use std::os::unix::ffi::OsStringExt;
+            let bad = || OsString::from_vec(vec![0xff, 0xfe]);
+            for tail in [vec![bad()], vec!["--format".into(), bad()], vec!["-o".into(), bad()]] {
+                let args: Vec<OsString> = ["clawc".into(), name.into()].into_iter().chain(tail).collect();
+                assert_eq!(outcome(command_for(&args), &args), outcome(command(), &args), "{args:?}");
             }
         }
     }
