@@ -12,7 +12,7 @@ pub struct ExplainCodeArgs {
     code: String,
 }
 
-pub(super) fn run(args: &ExplainCodeArgs) -> i32 {
+pub(super) fn run(args: ExplainCodeArgs) -> i32 {
     use crate::diag::catalogue::{ALL, Code, Raised};
     let code = args.code.as_str();
     let Some(c) = Code::find(code) else {

@@ -80,7 +80,11 @@ fn command_for(args: &[std::ffi::OsString]) -> clap::Command {
 
 /// Parses `args` (the program's name first) as [`command_for`] builds them.
 fn parse(args: Vec<std::ffi::OsString>) -> Result<Command, clap::Error> {
-    let mut cmd = command_for(&args);
+    parse_with(command_for(&args), args)
+}
+
+/// Parses `args` with `cmd`; an error is rendered against `cmd`, as the user sees it.
+fn parse_with(mut cmd: clap::Command, args: Vec<std::ffi::OsString>) -> Result<Command, clap::Error> {
     let mut matches = cmd.try_get_matches_from_mut(args)?;
     Command::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
 }
@@ -149,13 +153,13 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Compat(args) => compat::run(args),
         Command::Config(args) => config::run(args),
         Command::Skill(args) => skill::run(args),
-        Command::ExplainCode(args) => explain_code::run(&args),
+        Command::ExplainCode(args) => explain_code::run(args),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Command, FromArgMatches, SUBCOMMANDS, command, command_for, root};
+    use super::{SUBCOMMANDS, command, command_for, parse_with, root};
     use std::ffi::OsString;
 
     #[test]
@@ -167,10 +171,8 @@ mod tests {
     }
 
     /// What `cmd` makes of `args`: the command, or the error as the user would see it.
-    fn outcome(mut cmd: clap::Command, args: &[OsString]) -> String {
-        let parsed =
-            cmd.try_get_matches_from_mut(args).and_then(|mut m| Command::from_arg_matches_mut(&mut m).map_err(|e| e.format(&mut cmd)));
-        match parsed {
+    fn outcome(cmd: clap::Command, args: &[OsString]) -> String {
+        match parse_with(cmd, args.to_vec()) {
             Ok(c) => format!("{c:?}"),
             Err(e) => format!("{:?} {} {}", e.kind(), e.exit_code(), e.render()),
         }
