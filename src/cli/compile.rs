@@ -136,6 +136,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     // last batch, and a compile that fails removes what it staged.
     let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
     let mut writer = Writer::new(&out, write, secrets == SecretMode::Redact);
+    // With a core to spare, what the previous compile left is read while the inputs are.
+    if crate::jobs::threads(opts.jobs) > 1 {
+        writer.read_ahead();
+    }
     let (compiled, refused) = crate::compile::compile_into(&opts, &mut writer);
     super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
     if compiled.diagnostics.has_errors() {

@@ -113,6 +113,14 @@ impl Known {
             && self.vouches_stamp(previous, rel, found.1)
     }
 
+    /// The stamp of `f` found by `walk`, when the record vouches that it still is the file
+    /// the previous compile recorded (by the previous lock's `outputs`), without reading it.
+    pub(crate) fn look(&self, walk: &mut crate::disk::Walk, previous: &Outputs, f: &crate::artifact::Recorded) -> Option<Stamp> {
+        let st = walk.stat(&f.path)?;
+        let stamp = Stamp::of_stat(&st);
+        self.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &stamp)).then_some(stamp)
+    }
+
     /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous
     /// compile left it.
     fn vouches_stamp(&self, previous: &Outputs, rel: &str, stamp: &Stamp) -> bool {

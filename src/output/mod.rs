@@ -1,6 +1,7 @@
 //! Writing the compiled tree into `--out` as one transaction, and comparing it with the
 //! tree on disk (`--check`).
 
+pub(crate) mod ahead;
 pub mod check;
 pub(crate) mod known;
 pub(crate) mod memo;

@@ -20,6 +20,7 @@
 //! locked (`flock`) from the first batch to the end, so concurrent compiles into one
 //! `--out` wait for each other instead of interleaving.
 
+use super::ahead::Ahead;
 use super::known::{Known, LockView, Seen};
 use super::record::Stamp;
 use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
@@ -138,6 +139,8 @@ pub struct Writer<'o> {
     open: Option<Open>,
     /// What this compile rendered, kept for the next one when the write is done.
     remembered: Option<Memo>,
+    /// What the previous compile left, being read ahead (see [`Writer::read_ahead`]).
+    ahead: Option<Ahead>,
 }
 
 /// A writer's state from its first batch on.
@@ -156,6 +159,9 @@ struct Open {
     /// is whole): services whose render key is unchanged are taken from the tree (and out
     /// of it). With the seal of its bytes, so an unchanged memo is not written again.
     memo: Option<(Memo, super::memo::Seal)>,
+    /// The memo's services already looked at (read ahead): the stamps of their files, when
+    /// the record vouches for each.
+    looked: HashMap<String, super::ahead::Looked>,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -170,40 +176,42 @@ impl<'o> Writer<'o> {
     /// A writer of a tree that is `redacted` (whose outputs may be vouched for by a stat
     /// record) or not into `out`. Touches nothing yet.
     pub fn new(out: &'o Path, opts: WriteOptions<'o>, redacted: bool) -> Self {
-        Writer { out, opts, redacted, open: None, remembered: None }
+        Writer { out, opts, redacted, open: None, remembered: None, ahead: None }
     }
 
-    /// Takes the write lock of `out` and reads what the previous compile left there.
+    /// Starts reading what the previous compile left in `out` on a thread of its own (see
+    /// [`super::ahead`]), for the first batch to find it read.
+    pub fn read_ahead(&mut self) {
+        if self.open.is_none() && self.ahead.is_none() {
+            let plan = super::ahead::Plan {
+                out: self.out.to_path_buf(),
+                redacted: self.redacted,
+                records: self.opts.records.map(Path::to_path_buf),
+                untrusted: self.opts.untrusted.iter().map(|p| p.to_path_buf()).collect(),
+            };
+            self.ahead = Some(Ahead::start(plan));
+        }
+    }
+
+    /// Takes the write lock of `out` and reads what the previous compile left there (or
+    /// takes what was read ahead).
     fn open(&mut self) -> Result<&mut Open, Diagnostic> {
         if self.open.is_none() {
-            let made = missing_directories(self.out);
-            if let Err(d) = prepare_out(self.out) {
-                remove_made(&made);
-                return Err(d);
-            }
-            let (flock, previous) = match lock_and_recover(self.out) {
-                Ok(found) => found,
-                Err(d) => {
-                    remove_made(&made);
-                    return Err(d);
-                }
+            let (made, read) = match self.ahead.take().and_then(Ahead::finish) {
+                Some(read) => (Vec::new(), read),
+                None => self.read_now()?,
             };
-            let old = match &previous {
-                Previous::Lock(l) => Some(l),
-                _ => None,
-            };
-            let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
-            let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
-            let kept = Kept::new(&previous);
+            let kept = Kept::new(&read.previous);
             self.open = Some(Open {
-                _flock: flock,
-                previous,
-                known,
+                _flock: read.flock,
+                previous: read.previous,
+                known: read.known,
                 journal: Journal::default(),
                 summary: WriteSummary::default(),
                 seen: Seen::default(),
                 kept,
-                memo,
+                memo: read.memo,
+                looked: read.looked,
                 lock: None,
                 staging: false,
                 made,
@@ -212,6 +220,30 @@ impl<'o> Writer<'o> {
             });
         }
         Ok(self.open.as_mut().expect("opened above"))
+    }
+
+    /// Makes `out` if it is missing, takes its write lock, recovers what a killed run left
+    /// and reads what the previous compile left; with the directories it made.
+    fn read_now(&self) -> Result<(Vec<PathBuf>, super::ahead::Read), Diagnostic> {
+        let made = missing_directories(self.out);
+        if let Err(d) = prepare_out(self.out) {
+            remove_made(&made);
+            return Err(d);
+        }
+        let (flock, previous) = match lock_and_recover(self.out) {
+            Ok(found) => found,
+            Err(d) => {
+                remove_made(&made);
+                return Err(d);
+            }
+        };
+        let old = match &previous {
+            Previous::Lock(l) => Some(l),
+            _ => None,
+        };
+        let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
+        let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
+        Ok((made, super::ahead::Read { flock, previous, known, memo, looked: HashMap::new() }))
     }
 
     /// After the last batch: decides what of the previous tree is stale, then commits
@@ -333,7 +365,7 @@ fn remove_made(made: &[PathBuf]) {
 }
 
 /// Every output path must be plain names, and none may be clawc's own bookkeeping.
-fn check_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> Result<(), Diagnostic> {
+pub(super) fn check_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> Result<(), Diagnostic> {
     for rel in paths {
         let first = rel.split('/').next().unwrap_or_default();
         if !is_safe_relative(rel) || [STAGE, LEGACY_MANIFEST].contains(&first) {
@@ -588,37 +620,36 @@ impl Open {
     /// count as put and unchanged. A service is taken whole or not at all.
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
         let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
-        let candidates: Vec<Option<Vec<Recorded>>> = wanted
+        // Each candidate with its looks if they were read ahead.
+        let candidates: Vec<Option<(Vec<Recorded>, Option<super::ahead::Looked>)>> = wanted
             .iter()
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
-                (memo_key == **key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some(files)
+                let ahead = self.looked.remove(*service);
+                (memo_key == **key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some((files, ahead))
             })
             .collect();
-        let files: Vec<&Recorded> = candidates.iter().flatten().flat_map(|f| f.iter()).collect();
+        let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
         let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
             let mut walk = disk::Walk::new(out).ok();
-            run.iter()
-                .map(|f| {
-                    let st = walk.as_mut()?.stat(&f.path)?;
-                    let stamp = Stamp::of_stat(&st);
-                    known.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &stamp)).then_some(stamp)
-                })
-                .collect::<Vec<_>>()
+            run.iter().map(|f| known.look(walk.as_mut()?, previous, f)).collect::<Vec<_>>()
         });
         let mut stamps = looks.into_iter().flatten();
         let mut taken = Vec::with_capacity(wanted.len());
-        for files in candidates {
-            let Some(files) = files else {
+        for candidate in candidates {
+            let Some((files, ahead)) = candidate else {
                 taken.push(None);
                 continue;
             };
             // Every one of its looks is taken, vouched for or not, so the next service's
             // start where they should.
-            let looked: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
-            let Some(looked) = looked.into_iter().collect::<Option<Vec<Stamp>>>() else {
+            let looked = ahead.unwrap_or_else(|| {
+                let now: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
+                now.into_iter().collect()
+            });
+            let Some(looked) = looked else {
                 taken.push(None);
                 continue;
             };

@@ -406,3 +406,25 @@ fn a_token_changed_to_text_a_kept_output_holds_is_still_refused_as_a_leak() {
     assert!(!run.stdout.contains("s3cr3t-token-value") && !run.stderr.contains("s3cr3t-token-value"));
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
 }
+
+/// A file of a service the memo would take, edited behind clawc's back (size and mtime
+/// kept), is noticed whether the tree was read ahead while the inputs were compiled
+/// (`--jobs 2`) or looked at after (`--jobs 1`): that service is rendered and the file
+/// written again; the others are taken.
+#[test]
+fn an_output_edited_behind_clawcs_back_is_written_again_whether_read_ahead_or_not() {
+    for jobs in ["2", "1"] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let rel = "context/b/tools.json";
+        let before = pod.read(&format!("out/{rel}"));
+        super::harness::forge(&pod.path(&format!("out/{rel}")), false);
+        tick();
+        let run = pod.run_with_env(&["--jobs", jobs], &env);
+        let again = summary(&run);
+        assert_eq!(again["reused"], 2, "--jobs {jobs}: a and c are taken, b is not: {again}");
+        assert_eq!(again["written"], serde_json::json!([rel]), "--jobs {jobs}");
+        assert_eq!(pod.read(&format!("out/{rel}")), before, "--jobs {jobs}");
+    }
+}
