@@ -121,6 +121,13 @@ impl Known {
         self.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &stamp)).then_some(stamp)
     }
 
+    /// The stamp the record holds for `rel`, an output of the previous lock: the one it is
+    /// found with when the record vouches for it (vouching is equality).
+    pub(crate) fn recorded(&self, previous: &Outputs, rel: &str) -> Option<Stamp> {
+        let (i, _) = previous.get(rel)?;
+        self.vouched.as_ref()?.output(*i)
+    }
+
     /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous
     /// compile left it.
     fn vouches_stamp(&self, previous: &Outputs, rel: &str, stamp: &Stamp) -> bool {

@@ -163,6 +163,11 @@ impl Record {
         i < self.outputs && self.vouches(self.inputs + i, now)
     }
 
+    /// The stamp of output `i`, if it has one.
+    pub(crate) fn output(&self, i: usize) -> Option<Stamp> {
+        (i < self.outputs).then(|| self.entry(self.inputs + i)).flatten()
+    }
+
     pub(crate) fn set_input(&mut self, i: usize, stamp: Option<Stamp>) {
         if i < self.inputs {
             self.set(i, stamp);

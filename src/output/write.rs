@@ -159,9 +159,9 @@ struct Open {
     /// is whole): services whose render key is unchanged are taken from the tree (and out
     /// of it). With the seal of its bytes, so an unchanged memo is not written again.
     memo: Option<(Memo, super::memo::Seal)>,
-    /// The memo's services already looked at (read ahead): the stamps of their files, when
-    /// the record vouches for each.
-    looked: HashMap<String, super::ahead::Looked>,
+    /// The memo's services already looked at (read ahead), and whether the record vouches
+    /// for every one of their files.
+    looked: HashMap<String, bool>,
     /// The new `clawc.lock`, written last.
     lock: Option<Output>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
@@ -621,7 +621,7 @@ impl Open {
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
         let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
         // Each candidate with its looks if they were read ahead.
-        let candidates: Vec<Option<(Vec<Recorded>, Option<super::ahead::Looked>)>> = wanted
+        let candidates: Vec<Option<(Vec<Recorded>, Option<bool>)>> = wanted
             .iter()
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
@@ -645,10 +645,14 @@ impl Open {
             };
             // Every one of its looks is taken, vouched for or not, so the next service's
             // start where they should.
-            let looked = ahead.unwrap_or_else(|| {
-                let now: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
-                now.into_iter().collect()
-            });
+            let looked: Option<Vec<Stamp>> = match ahead {
+                // A file the record vouches for is stamped as it says.
+                Some(vouched) => files.iter().map(|f| known.recorded(previous, &f.path)).collect::<Option<_>>().filter(|_| vouched),
+                None => {
+                    let now: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
+                    now.into_iter().collect()
+                }
+            };
             let Some(looked) = looked else {
                 taken.push(None);
                 continue;

@@ -262,27 +262,31 @@ fn the_keys_are_the_same_whatever_the_thread_count() {
 /// Only a file the stat record still vouches for is taken: a file of a service whose key
 /// is unchanged, edited behind clawc's back (even to the same size and time), makes that
 /// service render again, and the file is put back. (Two services with a file forged, the
-/// first at its first file: what is looked at for one is never taken for the next.)
+/// first at its first file: what is looked at for one is never taken for the next.) The
+/// same whether the tree was read ahead while the inputs were compiled (`--jobs 2`) or
+/// looked at after (`--jobs 1`).
 #[test]
 fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
-    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
-    let env = cached(&cache);
-    settled(&pod, &env);
-    let before = tree(&pod.path("out"));
-    super::harness::forge(&pod.path("out/context/c-1/tools.json"), false);
-    tick();
-    let after = summary(&pod.run_with_env(&[], &env));
-    assert_eq!(after["reused"], 2, "{after}");
-    assert_eq!(after["written"], serde_json::json!(["context/c-1/tools.json"]));
-    assert_eq!(tree(&pod.path("out")), before);
-    settled(&pod, &env);
-    super::harness::forge(&pod.path("out/context/a-0/CLAWDAPUS.md"), false);
-    super::harness::forge(&pod.path("out/context/b/tools.json"), true);
-    tick();
-    let after = summary(&pod.run_with_env(&[], &env));
-    assert_eq!(after["reused"], 1, "{after}");
-    assert_eq!(after["written"], serde_json::json!(["context/a-0/CLAWDAPUS.md", "context/b/tools.json"]));
-    assert_eq!(tree(&pod.path("out")), before);
+    for jobs in ["2", "1"] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let before = tree(&pod.path("out"));
+        super::harness::forge(&pod.path("out/context/c-1/tools.json"), false);
+        tick();
+        let after = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(after["reused"], 2, "--jobs {jobs}: {after}");
+        assert_eq!(after["written"], serde_json::json!(["context/c-1/tools.json"]), "--jobs {jobs}");
+        assert_eq!(tree(&pod.path("out")), before, "--jobs {jobs}");
+        settled(&pod, &env);
+        super::harness::forge(&pod.path("out/context/a-0/CLAWDAPUS.md"), false);
+        super::harness::forge(&pod.path("out/context/b/tools.json"), true);
+        tick();
+        let after = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(after["reused"], 1, "--jobs {jobs}: {after}");
+        assert_eq!(after["written"], serde_json::json!(["context/a-0/CLAWDAPUS.md", "context/b/tools.json"]), "--jobs {jobs}");
+        assert_eq!(tree(&pod.path("out")), before, "--jobs {jobs}");
+    }
 }
 
 /// The memo lives in the user cache and is bound to the lock it was kept with: one kept
@@ -405,26 +409,4 @@ fn a_token_changed_to_text_a_kept_output_holds_is_still_refused_as_a_leak() {
     run.assert_error("clawc::secrets::leak", "secret value of API_TOKEN would be written to `context/bot/CLAWDAPUS.md`");
     assert!(!run.stdout.contains("s3cr3t-token-value") && !run.stderr.contains("s3cr3t-token-value"));
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
-}
-
-/// A file of a service the memo would take, edited behind clawc's back (size and mtime
-/// kept), is noticed whether the tree was read ahead while the inputs were compiled
-/// (`--jobs 2`) or looked at after (`--jobs 1`): that service is rendered and the file
-/// written again; the others are taken.
-#[test]
-fn an_output_edited_behind_clawcs_back_is_written_again_whether_read_ahead_or_not() {
-    for jobs in ["2", "1"] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
-        let env = cached(&cache);
-        settled(&pod, &env);
-        let rel = "context/b/tools.json";
-        let before = pod.read(&format!("out/{rel}"));
-        super::harness::forge(&pod.path(&format!("out/{rel}")), false);
-        tick();
-        let run = pod.run_with_env(&["--jobs", jobs], &env);
-        let again = summary(&run);
-        assert_eq!(again["reused"], 2, "--jobs {jobs}: a and c are taken, b is not: {again}");
-        assert_eq!(again["written"], serde_json::json!([rel]), "--jobs {jobs}");
-        assert_eq!(pod.read(&format!("out/{rel}")), before, "--jobs {jobs}");
-    }
 }
