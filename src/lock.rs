@@ -77,6 +77,24 @@ pub(crate) struct LockOutput {
     pub sha256: String,
 }
 
+impl<O> Lock<O> {
+    /// The same lock with other outputs.
+    fn with_outputs<P>(&self, outputs: P) -> Lock<P> {
+        Lock {
+            version: self.version,
+            clawc: self.clawc.clone(),
+            secrets: self.secrets.clone(),
+            images: self.images.clone(),
+            image_sources: self.image_sources.clone(),
+            descriptors: self.descriptors.clone(),
+            runners: self.runners.clone(),
+            inputs: self.inputs.clone(),
+            env: self.env.clone(),
+            outputs,
+        }
+    }
+}
+
 /// A compile's outputs (path → hash, in path order) written as the lock's `outputs`:
 /// the same text as [`LockOutput`]s.
 pub(crate) struct Written<'a>(&'a BTreeMap<String, [u8; 32]>);
@@ -163,8 +181,29 @@ pub(crate) fn build(
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: Written(built.outputs),
     };
-    // Megabytes at 10,000 agents: built at its length, not in a growing buffer.
-    crate::artifact::json::to_go_json_shared(&lock)
+    // Megabytes at 10,000 agents: rendered once, into a buffer of its length.
+    crate::artifact::json::to_go_json_shared(&lock, rendered_len(&lock))
+}
+
+/// The length of `lock` as its file holds it (less the newline), without rendering its
+/// outputs: the rest is rendered with no output, one and two (a lock is mostly outputs,
+/// and an output's entry is the same text but for its path), and each output's path is
+/// counted as it is written (a scan of its bytes). Were the count wrong, the lock would
+/// cost a second rendering, not other bytes (see `to_go_json_shared`).
+fn rendered_len(lock: &Lock<Written<'_>>) -> usize {
+    use crate::artifact::json::{go_json_len, go_json_str_len};
+    let outputs = lock.outputs.0;
+    let with = |paths: &[&str]| {
+        let table: BTreeMap<String, [u8; 32]> = paths.iter().map(|p| (p.to_string(), [0; 32])).collect();
+        go_json_len(&lock.with_outputs(Written(&table))).unwrap_or(0)
+    };
+    if outputs.is_empty() {
+        return with(&[]);
+    }
+    let (one, two) = (with(&["a"]), with(&["a", "b"]));
+    // An entry after the first, with its comma, less its path ("b", 3 bytes written).
+    let entry = two - one - 3;
+    one - 3 + (outputs.len() - 1) * entry + outputs.keys().map(|p| go_json_str_len(p)).sum::<usize>()
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
@@ -616,6 +655,28 @@ mod tests {
             inputs: vec![LockInput { path: "claw-pod.yml".into(), role: "pod".into(), service: None, origin: None, sha256: None }],
             env,
             outputs: vec![],
+        }
+    }
+
+    /// The lock is rendered into a buffer of the length it is counted to have: counted
+    /// right, whatever its outputs' paths need escaped.
+    #[test]
+    fn a_locks_length_is_counted_as_it_is_written() {
+        let many: Vec<String> = (0..300).map(|i| format!("context/agent-{i}/tools.json")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let tables: [&[&str]; 6] = [
+            &[],
+            &[""],
+            &["context/bot/tools.json"],
+            &["a", "b", "context/a-1/CLAWDAPUS.md", "report/a.json"],
+            &["<&>", "x\u{2028}y", "q\"uote", "back\\slash", "\u{1}", "é€😀"],
+            &many,
+        ];
+        for paths in tables {
+            let table: BTreeMap<String, [u8; 32]> = paths.iter().enumerate().map(|(i, p)| (p.to_string(), [i as u8; 32])).collect();
+            let lock = head().with_outputs(Written(&table));
+            let want = crate::artifact::json::to_go_json(&lock);
+            assert_eq!(rendered_len(&lock), want.len() - 1, "{paths:?}");
         }
     }
 

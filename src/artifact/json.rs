@@ -16,12 +16,9 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// [`to_go_json`] in one allocation of exactly its length, shared. For a document of
-/// megabytes that grows with the agents (the lock), a growing buffer copied into an `Arc`
-/// would hold up to three times its bytes at once; this serializes twice instead (first
-/// only to count), which costs about a millisecond per 4 MB. A value that does not
-/// serialize to the same bytes twice (a `HashMap` inside) is rendered by [`to_go_json`].
-pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T) -> Arc<[u8]> {
+/// How many bytes [`to_go_json`] writes for `value`, less the newline (`None`: it does
+/// not serialize). Costs a serialization.
+pub(crate) fn go_json_len<T: Serialize + ?Sized>(value: &T) -> Option<usize> {
     struct Count(usize);
     impl Write for Count {
         fn write(&mut self, b: &[u8]) -> io::Result<usize> {
@@ -33,11 +30,26 @@ pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T) -> Arc<[u8]> {
         }
     }
     let mut count = Count(0);
-    if write_go_json(&mut count, value).is_err() {
-        return to_go_json(value).into();
-    }
+    write_go_json(&mut count, value).ok().map(|()| count.0)
+}
+
+/// [`go_json_len`] of a string, without serializing it when nothing in it can be
+/// escaped (a superset of what serde_json and Go escape: control bytes, `"`, `\\`, `<`,
+/// `>`, `&`, and 0xE2, the lead byte of U+2028 and U+2029).
+pub(crate) fn go_json_str_len(s: &str) -> usize {
+    let plain = !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2));
+    if plain { s.len() + 2 } else { go_json_len(s).unwrap_or(0) }
+}
+
+/// [`to_go_json`] in one allocation of exactly its length, shared, for a document of
+/// megabytes that grows with the agents (the lock): a growing buffer copied into an
+/// `Arc` would hold up to three times its bytes at once. `len` is its length less the
+/// newline, as [`go_json_len`] counts it (the caller may know it faster than by
+/// serializing twice); a `len` that is wrong, or a value that does not serialize to the
+/// same bytes twice, costs a second rendering by [`to_go_json`], never other bytes.
+pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T, len: usize) -> Arc<[u8]> {
     // A `TrustedLen` iterator: the `Arc` is allocated once, at its length.
-    let mut shared: Arc<[u8]> = std::iter::repeat_n(0, count.0 + 1).collect();
+    let mut shared: Arc<[u8]> = std::iter::repeat_n(0, len + 1).collect();
     let filled = Arc::get_mut(&mut shared).and_then(|b| b.split_last_mut()).is_some_and(|(newline, mut body)| {
         *newline = b'\n';
         write_go_json(&mut body, value).is_ok() && body.is_empty()
@@ -141,12 +153,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_shared_rendering_is_the_same_bytes_at_its_exact_length() {
+    fn the_shared_rendering_is_the_same_bytes_whatever_length_it_is_given() {
         let big: Vec<_> = (0..5000).map(|i| json!({"path": format!("context/a-{i}/<&>\u{2028}"), "n": i as f64 / 3.0})).collect();
         for v in [json!({}), json!([]), json!("x"), json!({"outputs": big})] {
-            let shared = to_go_json_shared(&v);
-            assert_eq!(&shared[..], &to_go_json(&v)[..]);
-            assert_eq!(shared.last(), Some(&b'\n'));
+            let want = to_go_json(&v);
+            assert_eq!(go_json_len(&v), Some(want.len() - 1));
+            for len in [0, want.len() - 2, want.len() - 1, want.len(), want.len() * 6] {
+                let shared = to_go_json_shared(&v, len);
+                assert_eq!(&shared[..], &want[..], "given {len}");
+            }
         }
         // A value that serializes longer, then shorter, each time: never padded or cut.
         struct Shifty(std::cell::Cell<usize>);
@@ -156,10 +171,17 @@ mod tests {
                 s.serialize_str(&"x".repeat(if self.0.get().is_multiple_of(2) { 1 } else { 9 }))
             }
         }
-        for start in [0, 1] {
+        for (start, len) in [(0, 3), (1, 3), (0, 11), (1, 11)] {
             let shifty = Shifty(std::cell::Cell::new(start));
-            let shared = to_go_json_shared(&shifty);
+            let shared = to_go_json_shared(&shifty, len);
             assert!(matches!(&shared[..], b"\"x\"\n" | b"\"xxxxxxxxx\"\n"), "{:?}", String::from_utf8_lossy(&shared));
+        }
+    }
+
+    #[test]
+    fn a_strings_length_is_counted_as_it_is_written() {
+        for s in ["", "context/a-1/tools.json", "<&>", "\u{2028}\u{2029}\u{2026}", "\"\\\n\u{1}\u{7f}", "é€😀", "a\u{e2}b"] {
+            assert_eq!(go_json_str_len(s), to_go_json(s).len() - 1, "{s:?}");
         }
     }
 
