@@ -38,7 +38,7 @@ pub(super) struct PodArgs {
     /// How many images are inspected and read at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub image_jobs: Option<u16>,
-    /// Threads for the per-agent work: decoding descriptors (from 64 KiB of them), render keys, rendering, report.json, hashing and writing the tree (pods under 64 agents use one); the output is the same bytes whatever N is [default: the CPUs available, at most 8]
+    /// Threads for the per-agent work: decoding descriptors (from 64 KiB of them), render keys, rendering, report.json, hashing and writing the tree (pods under 64 agents use one); with more than one, a compile that writes also reads the previous tree ahead on one of its own; the output is the same bytes whatever N is [default: the CPUs available, at most 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: Option<u16>,
     /// Read settings from this file instead of the nearest clawc.toml (docs/config.md)
