@@ -42,8 +42,8 @@ pub(crate) struct Read {
     pub memo: Option<(Memo, Seal)>,
     /// The memo services looked at, and whether the record vouches for every one of their
     /// files. (Only that: a file it vouches for is stamped as the record says, which is
-    /// where the write takes its stamp from; at 30,000 agent ids the stamps themselves
-    /// would hold 5.6 MB while the inputs are compiled.)
+    /// where the next record takes its stamp from; at 30,000 agent ids the stamps
+    /// themselves would hold 5.6 MB while the inputs are compiled.)
     pub looked: HashMap<String, bool>,
 }
 
@@ -116,7 +116,7 @@ fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known
         if check_names(files.iter().map(|f| &f.path)).is_err() {
             continue;
         }
-        let vouched = files.iter().all(|f| known.look(&mut walk, previous, f).is_some());
+        let vouched = files.iter().all(|f| known.looks_recorded(&mut walk, previous, f));
         looked.insert(service.clone(), vouched);
     }
     looked

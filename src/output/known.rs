@@ -95,12 +95,15 @@ impl Known {
 
     /// Whether `rel`, found on disk with `meta`, already holds `a`'s bytes (whose hash as
     /// the new lock records it is `sha256`) by the previous lock's `outputs` and the
-    /// record, without reading it.
-    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> bool {
-        !a.secret
+    /// record, without reading it: its index among those outputs if so.
+    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> Option<usize> {
+        let (i, old) = previous.get(rel)?;
+        (!a.secret
             && meta.permissions().mode() & 0o777 == a.mode()
-            && previous.get(rel).is_some_and(|(_, old)| old.is_some() && *old == crate::digest::from_hex(sha256))
-            && self.vouches_stamp(previous, rel, &Stamp::of(meta))
+            && old.is_some()
+            && *old == crate::digest::from_hex(sha256)
+            && self.vouches_stamp(previous, rel, &Stamp::of(meta)))
+        .then_some(*i)
     }
 
     /// Whether `rel`, found on disk stamped `stamp` with permission bits `mode`, already is
@@ -113,19 +116,11 @@ impl Known {
             && self.vouches_stamp(previous, rel, found.1)
     }
 
-    /// The stamp of `f` found by `walk`, when the record vouches that it still is the file
-    /// the previous compile recorded (by the previous lock's `outputs`), without reading it.
-    pub(crate) fn look(&self, walk: &mut crate::disk::Walk, previous: &Outputs, f: &crate::artifact::Recorded) -> Option<Stamp> {
-        let st = walk.stat(&f.path)?;
-        let stamp = Stamp::of_stat(&st);
-        self.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &stamp)).then_some(stamp)
-    }
-
-    /// The stamp the record holds for `rel`, an output of the previous lock: the one it is
-    /// found with when the record vouches for it (vouching is equality).
-    pub(crate) fn recorded(&self, previous: &Outputs, rel: &str) -> Option<Stamp> {
-        let (i, _) = previous.get(rel)?;
-        self.vouched.as_ref()?.output(*i)
+    /// Whether `f`, found by `walk`, still is the file the previous compile recorded (by
+    /// the previous lock's `outputs`), by the record, without reading it.
+    pub(crate) fn looks_recorded(&self, walk: &mut crate::disk::Walk, previous: &Outputs, f: &crate::artifact::Recorded) -> bool {
+        let Some(st) = walk.stat(&f.path) else { return false };
+        self.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &Stamp::of_stat(&st)))
     }
 
     /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous
@@ -141,10 +136,10 @@ impl Known {
     }
 
     /// After the write: records the outputs of `lock` (the new lock's bytes and their
-    /// digest, if the tree has one clawc can read), taking
-    /// `seen` (stamps of the files found current, by path) and looking at the files
-    /// written now.
-    pub(crate) fn store(&self, out: &Path, seen: Seen, lock: Option<(&[u8], [u8; 32])>, jobs: usize) {
+    /// digest, if the tree has one clawc can read), taking the stamps of the files `seen`
+    /// current (those the record vouched for, by their index in `previous`, the previous
+    /// lock's outputs, as the record has them) and looking at the files written now.
+    pub(crate) fn store(&self, out: &Path, seen: Seen, previous: &Outputs, lock: Option<(&[u8], [u8; 32])>, jobs: usize) {
         let (Some(at), Some((bytes, digest))) = (&self.at, lock) else { return };
         let Some(lock) = serde_json::from_slice::<LockView<'_>>(bytes).ok().filter(LockView::redacted) else { return };
         let time = record::now();
@@ -156,7 +151,8 @@ impl Known {
             let mut walk = crate::disk::Walk::new(out).ok();
             run.iter()
                 .map(|o| {
-                    seen.get(&o.path).or_else(|| {
+                    let vouched = || previous.get(o.path.as_ref()).filter(|(i, _)| seen.was_vouched(*i)).map(|(i, _)| *i);
+                    seen.get(&o.path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
                         let walk = walk.as_mut()?;
                         crate::disk::is_safe_relative(&o.path).then(|| walk.stat(&o.path)).flatten().map(|st| Stamp::of_stat(&st))
                     })
@@ -170,25 +166,45 @@ impl Known {
     }
 }
 
-/// The stamps of the files a write found holding their new bytes, by path: pushed as the
-/// batches come, sorted once when they are stored. (A list, not a hash table: it grows
-/// with the agents, and a table of 30,000 stamps took 8 MB while it grew.)
+/// The files a write found holding their new bytes. Those the record vouched for are
+/// noted by their index among the previous lock's outputs: their stamp is the one the
+/// record holds (vouching is equality), so neither it nor the path is kept again (at
+/// 30,000 agent ids that was 13 MB). Those found current by reading them, by path and
+/// stamp: pushed as the batches come, sorted once when they are stored. (A list, not a
+/// hash table: it grows with the agents, and a table of 30,000 stamps took 8 MB while it
+/// grew.)
 #[derive(Default)]
-pub(crate) struct Seen(Vec<(String, Stamp)>);
+pub(crate) struct Seen {
+    read: Vec<(String, Stamp)>,
+    vouched: Vec<bool>,
+}
 
 impl Seen {
+    /// `path`, read and found current, stamped `stamp`.
     pub(crate) fn push(&mut self, path: String, stamp: Stamp) {
-        self.0.push((path, stamp));
+        self.read.push((path, stamp));
+    }
+
+    /// Output `i` of the previous lock, found current as the record vouches.
+    pub(crate) fn vouched(&mut self, i: usize) {
+        if self.vouched.len() <= i {
+            self.vouched.resize(i + 1, false);
+        }
+        self.vouched[i] = true;
+    }
+
+    fn was_vouched(&self, i: usize) -> bool {
+        self.vouched.get(i).is_some_and(|v| *v)
     }
 
     /// Sorted by path, for [`Seen::get`].
     fn sorted(mut self) -> Self {
-        self.0.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.read.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         self
     }
 
-    /// The stamp of `path`, if it was seen (once [`Seen::sorted`]).
+    /// The stamp of `path`, if it was read and found current (once [`Seen::sorted`]).
     fn get(&self, path: &str) -> Option<Stamp> {
-        self.0.binary_search_by(|(p, _)| p.as_str().cmp(path)).ok().map(|i| self.0[i].1)
+        self.read.binary_search_by(|(p, _)| p.as_str().cmp(path)).ok().map(|i| self.read[i].1)
     }
 }

@@ -498,7 +498,14 @@ impl Kept {
 
     /// `rel` was put again.
     pub(crate) fn mark(&mut self, previous: &Outputs, rel: &str) {
-        if let Some(k) = previous.get(rel).and_then(|(i, _)| self.0.get_mut(*i)) {
+        if let Some((i, _)) = previous.get(rel) {
+            self.mark_at(*i);
+        }
+    }
+
+    /// Output `i` of the previous lock was put again.
+    pub(crate) fn mark_at(&mut self, i: usize) {
+        if let Some(k) = self.0.get_mut(i) {
             *k = true;
         }
     }
@@ -565,10 +572,10 @@ impl Open {
                 let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
                 match found {
                     Found::Missing => {}
-                    Found::File(meta) if previous.is_some_and(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
+                    Found::File(meta) if let Some(i) = previous.and_then(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
                         self.summary.unchanged += 1;
                         self.summary.vouched += 1;
-                        self.seen.push(rel.clone(), Stamp::of(&meta));
+                        self.seen.vouched(i);
                         continue;
                     }
                     Found::File(meta) if is_current(out, rel, a, &meta) => {
@@ -631,33 +638,27 @@ impl Open {
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
             let mut walk = disk::Walk::new(out).ok();
-            run.iter().map(|f| known.look(walk.as_mut()?, previous, f)).collect::<Vec<_>>()
+            run.iter().map(|f| walk.as_mut().is_some_and(|w| known.looks_recorded(w, previous, f))).collect::<Vec<_>>()
         });
-        let mut stamps = looks.into_iter().flatten();
+        let mut looks = looks.into_iter().flatten();
         let mut taken = Vec::with_capacity(wanted.len());
         for candidate in candidates {
             let Some((files, ahead)) = candidate else {
                 taken.push(None);
                 continue;
             };
-            let looked: Option<Vec<Stamp>> = match ahead {
-                // A file the record vouches for is stamped as it says.
-                Some(true) => files.iter().map(|f| known.recorded(previous, &f.path)).collect(),
-                Some(false) => None,
-                None => {
-                    // Every one of its looks is taken, vouched for or not, so the next
-                    // service's start where they should.
-                    let now: Vec<Option<Stamp>> = stamps.by_ref().take(files.len()).collect();
-                    now.into_iter().collect()
-                }
-            };
-            let Some(looked) = looked else {
+            // Every one of its looks is taken, vouched for or not, so the next service's
+            // start where they should.
+            let vouched = ahead.unwrap_or_else(|| looks.by_ref().take(files.len()).fold(true, |all, v| all & v));
+            if !vouched {
                 taken.push(None);
                 continue;
-            };
-            for (f, stamp) in files.iter().zip(looked) {
-                self.kept.mark(previous, &f.path);
-                self.seen.push(f.path.clone(), stamp);
+            }
+            for f in &files {
+                if let Some((i, _)) = previous.get(&f.path) {
+                    self.kept.mark_at(*i);
+                    self.seen.vouched(*i);
+                }
             }
             self.summary.unchanged += files.len();
             self.summary.vouched += files.len();
@@ -675,7 +676,7 @@ impl Open {
         let open = &*self;
         let store = move || {
             if record {
-                open.known.store(out, seen, lock, open.threads);
+                open.known.store(out, seen, open.previous.outputs().unwrap_or(&NONE), lock, open.threads);
             }
         };
         let remember = || open.remember(lock.map(|(_, d)| d), memo);
