@@ -181,29 +181,59 @@ pub(crate) fn build(
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: Written(built.outputs),
     };
-    // Megabytes at 10,000 agents: rendered once, into a buffer of its length.
-    crate::artifact::json::to_go_json_shared(&lock, rendered_len(&lock))
+    render(&lock)
 }
 
-/// The length of `lock` as its file holds it (less the newline), without rendering its
-/// outputs: the rest is rendered with no output, one and two (a lock is mostly outputs,
-/// and an output's entry is the same text but for its path), and each output's path is
-/// counted as it is written (a scan of its bytes). Were the count wrong, the lock would
-/// cost a second rendering, not other bytes (see `to_go_json_shared`).
-fn rendered_len(lock: &Lock<Written<'_>>) -> usize {
-    use crate::artifact::json::{go_json_len, go_json_str_len};
+/// The lock's bytes, in one allocation of their length (megabytes at 10,000 agents: a
+/// growing buffer copied into an `Arc` would hold up to three times as much at once).
+/// Its outputs, nearly all of it, are the same lines but for a path and a hash, so they
+/// are written here rather than through serde, which took five times as long; the rest
+/// is rendered by serde with no outputs, and the outputs put in place of its `[]`. A
+/// unit test holds this to serde's rendering of the whole lock, which is also what a
+/// lock gets whose rest does not end as expected.
+fn render(lock: &Lock<Written<'_>>) -> Arc<[u8]> {
+    written(lock).unwrap_or_else(|| crate::artifact::json::to_go_json(lock).into())
+}
+
+/// [`render`]'s own writing of the outputs (`None`: there are none, or the rest did not
+/// end as expected, or the count was wrong).
+fn written(lock: &Lock<Written<'_>>) -> Option<Arc<[u8]>> {
+    use crate::artifact::json::{go_json_str_len, to_go_json, write_go_json_str};
+    use std::io::Write;
+    // As serde_json's pretty printer writes an array of objects one level in.
+    const NONE: &[u8] = b"[]\n}\n";
+    const OPEN: &[u8] = b"[\n";
+    const BETWEEN: &[u8] = b",\n";
+    const CLOSE: &[u8] = b"\n  ]\n}\n";
+    const PATH: &[u8] = b"    {\n      \"path\": ";
+    const HASH: &[u8] = b",\n      \"sha256\": \"";
+    const END: &[u8] = b"\"\n    }";
     let outputs = lock.outputs.0;
-    let with = |paths: &[&str]| {
-        let table: BTreeMap<String, [u8; 32]> = paths.iter().map(|p| (p.to_string(), [0; 32])).collect();
-        go_json_len(&lock.with_outputs(Written(&table))).unwrap_or(0)
+    let rest = to_go_json(&lock.with_outputs(Written(&BTreeMap::new())));
+    let rest = rest.strip_suffix(NONE).filter(|_| !outputs.is_empty())?;
+    let entry = PATH.len() + HASH.len() + 64 + END.len();
+    let entries: usize = outputs.keys().map(|p| entry + go_json_str_len(p)).sum();
+    let len = rest.len() + OPEN.len() + entries + (outputs.len() - 1) * BETWEEN.len() + CLOSE.len();
+    let mut shared: Arc<[u8]> = std::iter::repeat_n(0, len).collect();
+    let fill = |mut w: &mut [u8]| -> std::io::Result<bool> {
+        let mut hex = [0; 64];
+        w.write_all(rest)?;
+        w.write_all(OPEN)?;
+        for (n, (path, digest)) in outputs.iter().enumerate() {
+            if n > 0 {
+                w.write_all(BETWEEN)?;
+            }
+            w.write_all(PATH)?;
+            write_go_json_str(&mut w, path)?;
+            w.write_all(HASH)?;
+            w.write_all(crate::digest::hex_into(digest, &mut hex).as_bytes())?;
+            w.write_all(END)?;
+        }
+        w.write_all(CLOSE)?;
+        Ok(w.is_empty())
     };
-    if outputs.is_empty() {
-        return with(&[]);
-    }
-    let (one, two) = (with(&["a"]), with(&["a", "b"]));
-    // An entry after the first, with its comma, less its path ("b", 3 bytes written).
-    let entry = two - one - 3;
-    one - 3 + (outputs.len() - 1) * entry + outputs.keys().map(|p| go_json_str_len(p)).sum::<usize>()
+    let filled = Arc::get_mut(&mut shared).is_some_and(|w| fill(w).unwrap_or(false));
+    filled.then_some(shared)
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
@@ -658,10 +688,10 @@ mod tests {
         }
     }
 
-    /// The lock is rendered into a buffer of the length it is counted to have: counted
-    /// right, whatever its outputs' paths need escaped.
+    /// The lock's outputs, written without serde, are what serde writes, whatever their
+    /// paths need escaped.
     #[test]
-    fn a_locks_length_is_counted_as_it_is_written() {
+    fn a_lock_is_rendered_as_serde_renders_it() {
         let many: Vec<String> = (0..300).map(|i| format!("context/agent-{i}/tools.json")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         let tables: [&[&str]; 6] = [
@@ -676,7 +706,9 @@ mod tests {
             let table: BTreeMap<String, [u8; 32]> = paths.iter().enumerate().map(|(i, p)| (p.to_string(), [i as u8; 32])).collect();
             let lock = head().with_outputs(Written(&table));
             let want = crate::artifact::json::to_go_json(&lock);
-            assert_eq!(rendered_len(&lock), want.len() - 1, "{paths:?}");
+            assert_eq!(&render(&lock)[..], &want[..], "{paths:?}");
+            // Written here, not by serde, whenever there are outputs.
+            assert_eq!(written(&lock).is_some(), !paths.is_empty(), "{paths:?}");
         }
     }
 

@@ -6,7 +6,6 @@
 use serde::Serialize;
 use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
 use std::io::{self, Write};
-use std::sync::Arc;
 
 /// Serializes `value` as Go would, with a trailing newline.
 pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
@@ -16,45 +15,29 @@ pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// How many bytes [`to_go_json`] writes for `value`, less the newline (`None`: it does
-/// not serialize). Costs a serialization.
-pub(crate) fn go_json_len<T: Serialize + ?Sized>(value: &T) -> Option<usize> {
-    struct Count(usize);
-    impl Write for Count {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0 += b.len();
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    write_go_json(&mut count, value).ok().map(|()| count.0)
+/// Whether `s` is written as it is between quotes: it has no byte that serde_json or Go
+/// escapes (a superset of them: control bytes, `"`, `\\`, `<`, `>`, `&`, and 0xE2, the
+/// lead byte of U+2028 and U+2029).
+fn is_plain(s: &str) -> bool {
+    !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2))
 }
 
-/// [`go_json_len`] of a string, without serializing it when nothing in it can be
-/// escaped (a superset of what serde_json and Go escape: control bytes, `"`, `\\`, `<`,
-/// `>`, `&`, and 0xE2, the lead byte of U+2028 and U+2029).
+/// How many bytes [`to_go_json`] writes for the string `s`, less the newline (without
+/// rendering it when it is plain).
 pub(crate) fn go_json_str_len(s: &str) -> usize {
-    let plain = !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2));
-    if plain { s.len() + 2 } else { go_json_len(s).unwrap_or(0) }
+    if is_plain(s) { s.len() + 2 } else { to_go_json(s).len() - 1 }
 }
 
-/// [`to_go_json`] in one allocation of exactly its length, shared, for a document of
-/// megabytes that grows with the agents (the lock): a growing buffer copied into an
-/// `Arc` would hold up to three times its bytes at once. `len` is its length less the
-/// newline, as [`go_json_len`] counts it (the caller may know it faster than by
-/// serializing twice); a `len` that is wrong, or a value that does not serialize to the
-/// same bytes twice, costs a second rendering by [`to_go_json`], never other bytes.
-pub(crate) fn to_go_json_shared<T: Serialize + ?Sized>(value: &T, len: usize) -> Arc<[u8]> {
-    // A `TrustedLen` iterator: the `Arc` is allocated once, at its length.
-    let mut shared: Arc<[u8]> = std::iter::repeat_n(0, len + 1).collect();
-    let filled = Arc::get_mut(&mut shared).and_then(|b| b.split_last_mut()).is_some_and(|(newline, mut body)| {
-        *newline = b'\n';
-        write_go_json(&mut body, value).is_ok() && body.is_empty()
-    });
-    if filled { shared } else { to_go_json(value).into() }
+/// Writes the string `s` as [`to_go_json`] does, less the newline.
+pub(crate) fn write_go_json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
+    if is_plain(s) {
+        w.write_all(b"\"")?;
+        w.write_all(s.as_bytes())?;
+        w.write_all(b"\"")
+    } else {
+        let rendered = to_go_json(s);
+        w.write_all(&rendered[..rendered.len() - 1])
+    }
 }
 
 fn write_go_json<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
@@ -153,35 +136,12 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_shared_rendering_is_the_same_bytes_whatever_length_it_is_given() {
-        let big: Vec<_> = (0..5000).map(|i| json!({"path": format!("context/a-{i}/<&>\u{2028}"), "n": i as f64 / 3.0})).collect();
-        for v in [json!({}), json!([]), json!("x"), json!({"outputs": big})] {
-            let want = to_go_json(&v);
-            assert_eq!(go_json_len(&v), Some(want.len() - 1));
-            for len in [0, want.len() - 2, want.len() - 1, want.len(), want.len() * 6] {
-                let shared = to_go_json_shared(&v, len);
-                assert_eq!(&shared[..], &want[..], "given {len}");
-            }
-        }
-        // A value that serializes longer, then shorter, each time: never padded or cut.
-        struct Shifty(std::cell::Cell<usize>);
-        impl Serialize for Shifty {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.set(self.0.get() + 1);
-                s.serialize_str(&"x".repeat(if self.0.get().is_multiple_of(2) { 1 } else { 9 }))
-            }
-        }
-        for (start, len) in [(0, 3), (1, 3), (0, 11), (1, 11)] {
-            let shifty = Shifty(std::cell::Cell::new(start));
-            let shared = to_go_json_shared(&shifty, len);
-            assert!(matches!(&shared[..], b"\"x\"\n" | b"\"xxxxxxxxx\"\n"), "{:?}", String::from_utf8_lossy(&shared));
-        }
-    }
-
-    #[test]
-    fn a_strings_length_is_counted_as_it_is_written() {
+    fn a_string_is_written_and_counted_as_serde_writes_it() {
         for s in ["", "context/a-1/tools.json", "<&>", "\u{2028}\u{2029}\u{2026}", "\"\\\n\u{1}\u{7f}", "é€😀", "a\u{e2}b"] {
-            assert_eq!(go_json_str_len(s), to_go_json(s).len() - 1, "{s:?}");
+            let mut written = Vec::new();
+            write_go_json_str(&mut written, s).unwrap();
+            assert_eq!([&written[..], b"\n"].concat(), to_go_json(s), "{s:?}");
+            assert_eq!(go_json_str_len(s), written.len(), "{s:?}");
         }
     }
 
