@@ -47,8 +47,8 @@ pub(crate) struct Read {
     pub looked: HashMap<String, bool>,
 }
 
-/// Where and how the write will look, owned by the thread reading ahead.
-pub(crate) struct Plan {
+/// The `--out` to read ahead, and how the write will look at it (owned by the thread).
+pub(crate) struct Target {
     pub out: PathBuf,
     pub redacted: bool,
     pub records: Option<PathBuf>,
@@ -57,10 +57,10 @@ pub(crate) struct Plan {
 
 impl Ahead {
     /// Starts reading ahead on a thread of its own.
-    pub(crate) fn start(plan: Plan) -> Ahead {
+    pub(crate) fn start(target: Target) -> Ahead {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
-        let thread = std::thread::Builder::new().name("clawc-ahead".into()).spawn(move || read(&plan, &stopping)).ok();
+        let thread = std::thread::Builder::new().name("clawc-ahead".into()).spawn(move || read(&target, &stopping)).ok();
         Ahead { stop, thread }
     }
 
@@ -82,12 +82,12 @@ impl Drop for Ahead {
     }
 }
 
-fn read(plan: &Plan, stop: &AtomicBool) -> Option<Read> {
+fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
     // The lowest priority: on a busy machine it waits rather than slowing the compile
     // (whose own threads parse and describe the inputs meanwhile); a core nobody needs it
     // has whole. (Linux keeps the nice value per thread.)
     let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
-    let out = plan.out.as_path();
+    let out = target.out.as_path();
     // Not following a symlinked `--out`, nor waiting for another compile: the write does
     // both as it always has.
     let flock = fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(out).ok()?;
@@ -97,8 +97,8 @@ fn read(plan: &Plan, stop: &AtomicBool) -> Option<Read> {
     }
     let previous = previous_lock(out).ok()?;
     let Previous::Lock(old) = &previous else { return None };
-    let untrusted: Vec<&Path> = plan.untrusted.iter().map(PathBuf::as_path).collect();
-    let known = Known::load(out, Some(old), plan.redacted, plan.records.as_deref(), &untrusted);
+    let untrusted: Vec<&Path> = target.untrusted.iter().map(PathBuf::as_path).collect();
+    let known = Known::load(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
     let memo = known.memo_path().filter(|_| known.has_record()).and_then(|at| super::memo::load(&at, &old.digest));
     let looked = memo.as_ref().map(|(m, _)| look(out, m, &old.outputs, &known, stop)).unwrap_or_default();
     Some(Read { flock, previous, known, memo, looked })
@@ -143,8 +143,8 @@ mod tests {
         }
     }
 
-    fn plan(out: &Path, records: &Path) -> Plan {
-        Plan { out: out.to_path_buf(), redacted: true, records: Some(records.to_path_buf()), untrusted: Vec::new() }
+    fn target(out: &Path, records: &Path) -> Target {
+        Target { out: out.to_path_buf(), redacted: true, records: Some(records.to_path_buf()), untrusted: Vec::new() }
     }
 
     /// What `--out` holds, by path (a symlink by its target).
@@ -170,7 +170,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let read = super::read(&plan(&out, &records), &AtomicBool::new(false)).expect("a settled tree is read ahead");
+        let read = super::read(&target(&out, &records), &AtomicBool::new(false)).expect("a settled tree is read ahead");
         let (memo, _) = read.memo.clone().expect("the memo is read");
         assert!(memo.0.len() >= 2, "the example has agent services: {:?}", memo.0.keys());
         assert_eq!(read.looked.len(), memo.0.len(), "every service looked at");
@@ -187,7 +187,7 @@ mod tests {
         forged[0] ^= 1;
         fs::write(&path, &forged).unwrap();
         fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
-        let read = super::read(&plan(&out, &records), &AtomicBool::new(false)).unwrap();
+        let read = super::read(&target(&out, &records), &AtomicBool::new(false)).unwrap();
         for (service, looked) in &read.looked {
             assert_eq!(*looked, service != edited, "{service}");
         }
@@ -198,7 +198,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let read = super::read(&plan(&out, &records), &AtomicBool::new(true)).unwrap();
+        let read = super::read(&target(&out, &records), &AtomicBool::new(true)).unwrap();
         assert!(matches!(read.previous, Previous::Lock(_)) && read.known.has_record() && read.memo.is_some());
         assert!(read.looked.is_empty(), "nothing looked at once stopped");
     }
@@ -209,25 +209,25 @@ mod tests {
     fn it_leaves_to_the_write_what_is_not_plain_reading() {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
-        assert!(super::read(&plan(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
         assert!(!out.exists(), "a missing --out is not made");
         settled(&out, &records);
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&out, &link).unwrap();
-        assert!(super::read(&plan(&link, &records), &AtomicBool::new(false)).is_none(), "a symlinked --out is not followed");
+        assert!(super::read(&target(&link, &records), &AtomicBool::new(false)).is_none(), "a symlinked --out is not followed");
         fs::create_dir(out.join(STAGE)).unwrap();
         fs::write(out.join(STAGE).join("0"), "staged").unwrap();
         let before = listing(&out);
-        assert!(super::read(&plan(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
         assert_eq!(listing(&out), before, "staging is left to the write's recovery");
         fs::remove_dir_all(out.join(STAGE)).unwrap();
         let held = fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&out).unwrap();
         held.lock().unwrap();
         let start = std::time::Instant::now();
-        assert!(super::read(&plan(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
         assert!(start.elapsed() < Duration::from_secs(5), "it does not wait for the lock");
         drop(held);
-        assert!(super::read(&plan(&out, &records), &AtomicBool::new(false)).is_some());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_some());
     }
 
     /// An `Ahead` dropped (the compile failed) or finished gives the lock back.
@@ -237,11 +237,11 @@ mod tests {
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
         let try_lock = || fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&out).unwrap().try_lock().is_ok();
-        let finished = Ahead::start(plan(&out, &records)).finish().expect("read");
+        let finished = Ahead::start(target(&out, &records)).finish().expect("read");
         assert!(!try_lock(), "held while what was read is");
         drop(finished);
         assert!(try_lock());
-        drop(Ahead::start(plan(&out, &records)));
+        drop(Ahead::start(target(&out, &records)));
         assert!(try_lock(), "released when dropped unfinished");
     }
 }

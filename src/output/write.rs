@@ -183,13 +183,13 @@ impl<'o> Writer<'o> {
     /// [`super::ahead`]), for the first batch to find it read.
     pub fn read_ahead(&mut self) {
         if self.open.is_none() && self.ahead.is_none() {
-            let plan = super::ahead::Plan {
+            let target = super::ahead::Target {
                 out: self.out.to_path_buf(),
                 redacted: self.redacted,
                 records: self.opts.records.map(Path::to_path_buf),
                 untrusted: self.opts.untrusted.iter().map(|p| p.to_path_buf()).collect(),
             };
-            self.ahead = Some(Ahead::start(plan));
+            self.ahead = Some(Ahead::start(target));
         }
     }
 
