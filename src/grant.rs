@@ -224,6 +224,9 @@ impl<'a> Resolver<'a> {
         let Some(claw) = &svc.claw else { return Vec::new() };
         let mut seen = HashSet::new();
         let mut out = Vec::new();
+        // A consumer presents one token to a provider, whichever of its tools it calls:
+        // looked up once (a pod may grant thousands of tools), reported at the first.
+        let mut tokens: HashMap<&str, Option<Token>> = HashMap::new();
         for g in &claw.tools {
             let target = &g.service.value;
             let reg: &'a Registry = self.reg;
@@ -241,8 +244,15 @@ impl<'a> Resolver<'a> {
             let via = Provenance { grant: g.loc, origin: g.origin, all: matches!(g.allow, Allow::All) };
             for index in indices {
                 if seen.insert((target.clone(), index)) {
-                    let name = crate::describe::ToolName::new(target, &desc.tools[index].name);
-                    let auth = self.auth(svc, target, desc, &format!("tool \"{name}\""), g.loc);
+                    let auth = match tokens.get(target.as_str()) {
+                        Some(token) => token.clone(),
+                        None => {
+                            let name = crate::describe::ToolName::new(target, &desc.tools[index].name);
+                            let token = self.auth(svc, target, desc, &format_args!("tool \"{name}\""), g.loc);
+                            tokens.insert(target, token.clone());
+                            token
+                        }
+                    };
                     out.push(GrantedTool { service: target.clone(), index, via, base_url: self.base_url(target), auth });
                 }
             }
@@ -327,7 +337,7 @@ impl<'a> Resolver<'a> {
                 },
             };
             let auth = match self.reg.services.get(&source) {
-                Some(d) => self.auth(svc, &source, &d.descriptor, &format!("feed \"{name}\""), loc),
+                Some(d) => self.auth(svc, &source, &d.descriptor, &format_args!("feed \"{name}\""), loc),
                 None => None,
             };
             out.push(ResolvedFeed { base_url: self.base_url(&source), name, source, path, ttl, description, auth, loc });
@@ -357,7 +367,7 @@ impl<'a> Resolver<'a> {
             );
             return None;
         };
-        let auth = self.auth(svc, target, &d.descriptor, "memory", m.loc);
+        let auth = self.auth(svc, target, &d.descriptor, &"memory", m.loc);
         Some(ResolvedMemory { service: target.clone(), base_url: self.base_url(target), ops, timeout_ms: m.timeout_ms, auth })
     }
 
@@ -370,7 +380,7 @@ impl<'a> Resolver<'a> {
     /// (never the provider's). A variable declared there without a value
     /// (`- VAR`, `VAR:`) is passed through, as Compose does: its value is the one `.env`
     /// or the environment clawc runs in gives it.
-    fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &str, loc: Loc) -> Option<Token> {
+    fn auth(&mut self, consumer: &Service, provider: &str, desc: &Descriptor, what: &dyn std::fmt::Display, loc: Loc) -> Option<Token> {
         let var = desc.auth.as_ref()?.bearer_env()?;
         if self.pod.builtins.get(provider).is_some_and(|b| b.projected.contains(&consumer.name)) {
             // `claw up` makes this token when the pod starts and hands it to the agent
@@ -411,10 +421,13 @@ impl<'a> Resolver<'a> {
         Some(Token { env: var.to_string(), value: value.filter(|v| !v.is_empty()) })
     }
 
-    fn auth_error(&mut self, consumer: &Service, provider: &str, what: &str, var: &str, loc: Loc, why: &str) {
+    /// `what` (the tool, feed or memory that needs the token) is only rendered here, on
+    /// the way to a diagnostic.
+    fn auth_error(&mut self, consumer: &Service, provider: &str, what: &dyn std::fmt::Display, var: &str, loc: Loc, why: &str) {
         if !self.auth_reported.insert((consumer.name.clone(), provider.to_string())) {
             return;
         }
+        let what = what.to_string();
         let auth_kind = if what.starts_with("feed") { "feed auth" } else { "auth" };
         let msg = format!("service \"{}\": {what}: {auth_kind}: {why}", consumer.name);
         let passed_through = consumer.environment.get(var).is_some_and(|v| v.value.is_none());
