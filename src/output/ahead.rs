@@ -16,11 +16,10 @@
 
 use super::known::Known;
 use super::memo::Seal;
-use super::write::{Previous, STAGE, check_names, previous_lock};
+use super::write::{Previous, STAGE, check_names, known_and_memo, open_for_lock, previous_lock};
 use crate::artifact::Memo;
 use std::collections::HashMap;
 use std::fs;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +89,7 @@ fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
     let out = target.out.as_path();
     // Not following a symlinked `--out`, nor waiting for another compile: the write does
     // both as it always has.
-    let flock = fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(out).ok()?;
+    let flock = open_for_lock(out).ok()?;
     flock.try_lock().ok()?;
     if out.join(STAGE).symlink_metadata().is_ok() {
         return None;
@@ -98,8 +97,7 @@ fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
     let previous = previous_lock(out).ok()?;
     let Previous::Lock(old) = &previous else { return None };
     let untrusted: Vec<&Path> = target.untrusted.iter().map(PathBuf::as_path).collect();
-    let known = Known::load(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
-    let memo = known.memo_path().filter(|_| known.has_record()).and_then(|at| super::memo::load(&at, &old.digest));
+    let (known, memo) = known_and_memo(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
     let looked = memo.as_ref().map(|(m, _)| look(out, m, &old.outputs, &known, stop)).unwrap_or_default();
     Some(Read { flock, previous, known, memo, looked })
 }
@@ -126,6 +124,7 @@ fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known
 mod tests {
     use super::*;
     use crate::output::write::{WriteOptions, Writer};
+    use std::os::unix::fs::OpenOptionsExt;
     use std::time::Duration;
 
     /// The trading-desk example compiled into `out` with its record and memo in `records`,

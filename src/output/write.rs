@@ -241,8 +241,7 @@ impl<'o> Writer<'o> {
             Previous::Lock(l) => Some(l),
             _ => None,
         };
-        let known = Known::load(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
-        let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
+        let (known, memo) = known_and_memo(self.out, old, self.redacted, self.opts.records, self.opts.untrusted);
         Ok((made, super::ahead::Read { flock, previous, known, memo, looked: HashMap::new() }))
     }
 
@@ -384,14 +383,29 @@ fn prepare_out(out: &Path) -> Result<(), Diagnostic> {
     fs::create_dir_all(out).map_err(|e| io("create directory", out, e))
 }
 
+/// What the record and the render memo of `out` say, for the previous lock `old`: the
+/// write reads them when it opens `--out`, or the read-ahead before it.
+pub(super) fn known_and_memo(
+    out: &Path,
+    old: Option<&PreviousLock>,
+    redacted: bool,
+    records: Option<&Path>,
+    untrusted: &[&Path],
+) -> (Known, Option<(Memo, super::memo::Seal)>) {
+    let known = Known::load(out, old, redacted, records, untrusted);
+    let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
+    (known, memo)
+}
+
+/// `out` opened to be locked: a real directory, never through a symlink.
+pub(super) fn open_for_lock(out: &Path) -> io::Result<fs::File> {
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(out)
+}
+
 /// Takes the write lock of `out` (an `flock` on the directory itself, so no lock file is
 /// left in the tree), waiting up to [`LOCK_WAIT`] for another compile.
 fn lock_out(out: &Path) -> Result<fs::File, Diagnostic> {
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-        .open(out)
-        .map_err(|e| io("open for locking", out, e))?;
+    let file = open_for_lock(out).map_err(|e| io("open for locking", out, e))?;
     let start = Instant::now();
     loop {
         match file.try_lock() {
