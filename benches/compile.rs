@@ -90,13 +90,13 @@ fn main() {
         let t = once(tiny.path(), true);
         println!("bench smoke test: {} agent ids compiled in {:.1} ms", COUNT, t.as_secs_f64() * 1e3);
         // And the edit scenario on three agent services: the two left alone are taken.
-        let e = edits(Path::new(env!("CARGO_BIN_EXE_clawc")), 3, 1, 1);
+        let e = edits(Path::new(env!("CARGO_BIN_EXE_clawc")), 3, 1, 1, &[]);
         assert_eq!(e.reused, 2, "an edit of agent-1 renders it alone");
         println!("bench smoke test: one of 3 agent services edited, {} files written in {:.1} ms", e.written, e.edit);
         return;
     }
     if let Some(bin) = std::env::var_os("CLAWC_BIN") {
-        let e = edits(Path::new(&bin), 300, 7, 7);
+        let e = edits(Path::new(&bin), 300, 7, 7, &[]);
         println!(
             "clawc compile, 3000 agent ids: fresh {:.1} ms, one agent service's grant narrowed {:.1} ms ({:.2} of fresh; {} files written, {} of 300 agent services taken from the tree), put back {:.1} ms ({:.2})",
             e.fresh,
@@ -107,6 +107,7 @@ fn main() {
             e.back,
             e.back / e.fresh
         );
+        busy_edits(Path::new(&bin));
         peaks(Path::new(&bin));
     }
     let small = scratch();
@@ -155,7 +156,7 @@ struct Edited {
 /// then put back and compiled, against a fresh compile of the same pod, `rounds` times.
 /// The goal at 3,000 agent ids: the edit at most 10 % of the fresh compile,
 /// writing only the files whose bytes change.
-fn edits(bin: &Path, services: usize, agent: usize, rounds: usize) -> Edited {
+fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]) -> Edited {
     let pod = scratch();
     generate(pod.path(), services);
     // Not under `target/`: the pod's repository may not hold the record and the memo.
@@ -168,7 +169,9 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize) -> Edited {
     let compile = |out: &Path| {
         let start = Instant::now();
         let o = std::process::Command::new(bin)
-            .args(["compile", "--images", "none", "claw-pod.yml", "--format", "json", "-o"])
+            .args(["compile", "--images", "none", "claw-pod.yml", "--format", "json"])
+            .args(args)
+            .arg("-o")
             .arg(out)
             .current_dir(pod.path())
             .env("CLAWC_CACHE_DIR", cache.path())
@@ -205,6 +208,41 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize) -> Edited {
         v[v.len() / 2].as_secs_f64() * 1e3
     };
     Edited { fresh: median(fresh), edit: median(edit), back: median(back), written, reused }
+}
+
+/// The one-agent edit of [`edits`] at 3,000 agent ids on a busy machine (a spinning
+/// thread per core, at normal priority), with the default threads (which read the
+/// previous tree ahead at the lowest priority) and with `--jobs 1` (which do not), in
+/// turn: the read-ahead must not make a busy machine's compile wait for it.
+fn busy_edits(bin: &Path) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let spinning: Vec<_> = (0..cores)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let (mut default, mut single) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        default.push(edits(bin, 300, 7, 1, &[]).edit);
+        single.push(edits(bin, 300, 7, 1, &["--jobs", "1"]).edit);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinning.into_iter().for_each(|t| t.join().unwrap());
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (d, s) = (median(default), median(single));
+    println!(
+        "one agent service's grant narrowed, {cores} cores kept busy: {d:.1} ms with the default threads, {s:.1} ms with --jobs 1 ({:.2})",
+        d / s
+    );
 }
 
 /// With `CLAWC_BIN` (a release `clawc`): the peak RSS of a fresh `clawc compile` and of a

@@ -13,6 +13,15 @@
 //! run left staging to recover. The write stops it when it needs what it read, so a
 //! compile whose render keys all changed does not wait for looks it cannot use: what was
 //! not looked at yet is looked at then, as without it.
+//!
+//! It runs at the compile's own priority. At the lowest (`nice` 19, as first built), a
+//! machine whose cores were busy with other work kept it waiting while the compile, at
+//! normal priority, waited for it: the one-agent recompile at 3,000 agent ids took 3.3×
+//! as long as with `--jobs 1`, and still about 1.5× when the write waited at most a
+//! millisecond for it and then read for itself (what the preempted thread held, the
+//! compile needed too: in the kernel, it seems). At normal priority it is faster than
+//! `--jobs 1` there, and on an idle machine it costs a compile whose render keys all
+//! changed no more than the noise (`docs/performance.md`).
 
 use super::known::Known;
 use super::memo::Seal;
@@ -82,10 +91,6 @@ impl Drop for Ahead {
 }
 
 fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
-    // The lowest priority: on a busy machine it waits rather than slowing the compile
-    // (whose own threads parse and describe the inputs meanwhile); a core nobody needs it
-    // has whole. (Linux keeps the nice value per thread.)
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
     let out = target.out.as_path();
     // Not following a symlinked `--out`, nor waiting for another compile: the write does
     // both as it always has.
