@@ -546,6 +546,12 @@ impl Previous {
             Previous::Lock(l) => Some(&l.outputs),
         }
     }
+
+    /// Whether the lock read when `--out` was opened is known not to be `sha256` (hex):
+    /// then a new lock is written without reading the old one again to compare.
+    fn lock_is_not(&self, sha256: &str) -> bool {
+        matches!(self, Previous::Lock(l) if crate::digest::from_hex(sha256) != Some(l.digest))
+    }
 }
 
 /// How many outputs a write's plan looks at before deciding them.
@@ -592,6 +598,8 @@ impl Open {
                         self.seen.vouched(i);
                         continue;
                     }
+                    // Its bytes were read at the open (1.4 MB at 3,000 agent ids).
+                    Found::File(_) if rel == LOCK && self.previous.lock_is_not(&o.sha256) => {}
                     Found::File(meta) if is_current(out, rel, a, &meta) => {
                         self.summary.unchanged += 1;
                         self.seen.push(rel.clone(), Stamp::of(&meta));
