@@ -187,7 +187,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
     }
     let (operator, ds) = crate::skill::operator::read(&pod, &pod_dir, &log, sources);
     diags.extend(ds);
-    let described = describe_all(&pod, &pod_dir, opts, &images, &log, sources, diags);
+    let registered = register_all(&pod, &pod_dir, opts, &images, &log, sources);
+    let read = log.entries();
+    stream.sink.described(crate::lock::described_digest(read.iter().map(|(p, e)| (p.as_str(), e.role, e.sha256.as_deref()))));
+    let described = decode_all(registered, &pod_dir, opts, &log, sources, diags);
     let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
     let skills = skill_inputs(operator, &pod, &pod_dir, &log, &described, &images, sources);
@@ -459,11 +462,25 @@ pub(crate) fn describe_all(
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
+    let registered = register_all(pod, pod_dir, opts, images, log, sources);
+    decode_all(registered, pod_dir, opts, log, sources, diags)
+}
+
+/// Each service as the sources read it, registered in the source map, in the pod's order.
+type Registered<'p> = Vec<(&'p String, Declared, describe::service::Registered)>;
+
+/// [`describe_all`]'s reading: one service at a time, so the source map's file ids keep
+/// the services' order.
+fn register_all<'p>(
+    pod: &'p Pod,
+    pod_dir: &Path,
+    opts: &Options,
+    images: &Arc<ImageSet>,
+    log: &InputLog,
+    sources: &mut SourceMap,
+) -> Registered<'p> {
     let overrides = opts.descriptors.iter().map(|(k, v)| (k.clone(), std::path::absolute(v).unwrap_or(v.clone()))).collect();
     let chain = Sources::standard(overrides, images.clone());
-    let skills = crate::source::Skills { pod_dir, log };
-    // Read and registered in the source map one service at a time, so the map's file ids
-    // keep the services' order; then decoded on every core.
     let mut registered = Vec::with_capacity(pod.services.len() + pod.builtins.len());
     for (name, service) in &pod.services {
         let declared = Declared::from(service);
@@ -485,7 +502,19 @@ pub(crate) fn describe_all(
         let r = describe::service::register(&declared, input, sources);
         registered.push((name, declared, r));
     }
-    let sources = &*sources;
+    registered
+}
+
+/// [`describe_all`]'s decoding, on every core.
+fn decode_all(
+    registered: Registered<'_>,
+    pod_dir: &Path,
+    opts: &Options,
+    log: &InputLog,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) -> BTreeMap<String, Described> {
+    let skills = crate::source::Skills { pod_dir, log };
     // Runs of about the same bytes to decode (agents, which have none, sort before the
     // tool services in most pods). Below 64 KiB one thread decodes faster than two start.
     let weight = |(_, _, r): &(_, _, describe::service::Registered)| r.weight(sources);

@@ -22,6 +22,30 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) const LOCK: &str = "clawc.lock";
+
+/// The roles of the inputs the registry is made from, as the describe stage reads them
+/// (see [`described_digest`]).
+const DESCRIBED: [&str; 2] = ["descriptor", "snapshot"];
+
+/// A digest of the descriptor and snapshot files among `inputs` (path, role, SHA-256 in
+/// hex, `None` for a file looked for and absent), whatever their order. Every agent
+/// service's render key digests the whole registry, which is made from these files: when
+/// two compiles' digests differ, next to no service's files can be taken from the
+/// other's tree, and the read-ahead stops looking at them (`output::ahead`).
+pub(crate) fn described_digest<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>) -> [u8; 32] {
+    let mut described: Vec<_> = inputs.into_iter().filter(|(_, role, _)| DESCRIBED.contains(role)).collect();
+    described.sort_unstable();
+    let mut bytes = Vec::new();
+    for (path, role, sha256) in described {
+        // Each part framed by its length, so no two lists digest alike.
+        for part in [path, role, sha256.unwrap_or("")] {
+            bytes.extend_from_slice(&part.len().to_le_bytes());
+            bytes.extend_from_slice(part.as_bytes());
+        }
+        bytes.push(u8::from(sha256.is_some()));
+    }
+    crate::digest::sha256(&bytes)
+}
 const VERSION: u32 = 1;
 
 /// The lock file. `O` is its outputs: read into [`LockOutput`]s, written from the
@@ -671,6 +695,37 @@ pub(crate) fn recorded_images(lock: &Lock, pod_dir: &Path, root: &crate::source:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_described_digest_is_of_the_descriptors_and_snapshots_alone_in_any_order() {
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let inputs = [
+            ("svc/x/claw.describe.json", "descriptor", Some(a.as_str())),
+            ("claw-pod.yml", "pod", Some(b.as_str())),
+            (".claw-discovered/y.json", "snapshot", None),
+            ("svc/x/Dockerfile", "dockerfile", Some(a.as_str())),
+        ];
+        let digest = described_digest(inputs);
+        let mut reversed = inputs;
+        reversed.reverse();
+        assert_eq!(described_digest(reversed), digest, "any order");
+        let mut pod_edited = inputs;
+        pod_edited[1].2 = Some(a.as_str());
+        pod_edited[3].2 = None;
+        assert_eq!(described_digest(pod_edited), digest, "the pod and the Dockerfile are not described");
+        for (i, changed) in [
+            (0, ("svc/x/claw.describe.json", "descriptor", Some(b.as_str()))),
+            (0, ("svc/x/claw.describe.json", "descriptor", None)),
+            (0, ("svc/z/claw.describe.json", "descriptor", Some(a.as_str()))),
+            (2, (".claw-discovered/y.json", "snapshot", Some(a.as_str()))),
+            (2, (".claw-discovered/y.json", "descriptor", None)),
+        ] {
+            let mut edited = inputs;
+            edited[i] = changed;
+            assert_ne!(described_digest(edited), digest, "{changed:?}");
+        }
+        assert_ne!(described_digest(inputs[..2].iter().copied()), digest, "one fewer");
+    }
 
     fn head() -> Lock {
         let env = LockEnv { keys: vec!["A".into()], sha256: "e".repeat(64), secret_keys: vec![] };

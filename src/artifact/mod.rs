@@ -116,6 +116,12 @@ pub trait Sink {
     /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
     /// the lock is put.
     fn remember(&mut self, _memo: Memo) {}
+
+    /// The digest of the descriptors this compile read ([`crate::lock::described_digest`]),
+    /// told as soon as they are read: a sink looking at the previous tree ahead of the
+    /// render keys stops when it is not the previous compile's, since then next to no key
+    /// is unchanged.
+    fn described(&mut self, _digest: [u8; 32]) {}
 }
 
 /// The whole tree in memory (the library API, `--check`, the golden tests).

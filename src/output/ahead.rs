@@ -30,13 +30,15 @@ use crate::artifact::Memo;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 /// A read ahead under way (see the module docs); stopped and joined when dropped.
 pub(crate) struct Ahead {
     stop: Arc<AtomicBool>,
+    /// What the compile told of the descriptors it read ([`Ahead::described`]).
+    described: Arc<OnceLock<[u8; 32]>>,
     thread: Option<JoinHandle<Option<Read>>>,
 }
 
@@ -67,9 +69,18 @@ impl Ahead {
     /// Starts reading ahead on a thread of its own.
     pub(crate) fn start(target: Target) -> Ahead {
         let stop = Arc::new(AtomicBool::new(false));
-        let stopping = Arc::clone(&stop);
-        let thread = std::thread::Builder::new().name("clawc-ahead".into()).spawn(move || read(&target, &stopping)).ok();
-        Ahead { stop, thread }
+        let described = Arc::new(OnceLock::new());
+        let (stopping, told) = (Arc::clone(&stop), Arc::clone(&described));
+        let thread = std::thread::Builder::new().name("clawc-ahead".into()).spawn(move || read(&target, &stopping, &told)).ok();
+        Ahead { stop, described, thread }
+    }
+
+    /// The digest of the descriptors the compile read (`lock::described_digest`): when it
+    /// is not the previous lock's, every render key has changed but by chance, and the
+    /// files are no longer looked at (a descriptor edited would otherwise have them all
+    /// looked at for nothing, on a core the compile's own threads want).
+    pub(crate) fn described(&self, digest: [u8; 32]) {
+        let _ = self.described.set(digest);
     }
 
     /// Stops looking and returns what was read, if `--out` could be read ahead at all.
@@ -90,7 +101,7 @@ impl Drop for Ahead {
     }
 }
 
-fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
+fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> Option<Read> {
     let out = target.out.as_path();
     // Not following a symlinked `--out`, nor waiting for another compile: the write does
     // both as it always has.
@@ -103,16 +114,17 @@ fn read(target: &Target, stop: &AtomicBool) -> Option<Read> {
     let Previous::Lock(old) = &previous else { return None };
     let untrusted: Vec<&Path> = target.untrusted.iter().map(PathBuf::as_path).collect();
     let (known, memo) = known_and_memo(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
-    let looked = memo.as_ref().map(|(m, _)| look(out, m, &old.outputs, &known, stop)).unwrap_or_default();
+    let changed = || stop.load(Ordering::Relaxed) || described.get().is_some_and(|d| *d != old.described);
+    let looked = memo.as_ref().map(|(m, _)| look(out, m, &old.outputs, &known, &changed)).unwrap_or_default();
     Some(Read { flock, previous, known, memo, looked })
 }
 
-/// The memo's services in order, each looked at whole, until `stop`.
-fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known, stop: &AtomicBool) -> HashMap<String, bool> {
+/// The memo's services in order, each looked at whole, until `stop` says so.
+fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known, stop: &dyn Fn() -> bool) -> HashMap<String, bool> {
     let mut looked = HashMap::new();
     let Ok(mut walk) = crate::disk::Walk::new(out) else { return looked };
     for (service, (_, files)) in &memo.0 {
-        if stop.load(Ordering::Relaxed) {
+        if stop() {
             break;
         }
         // A memo naming an unsafe path is not taken from (the write says so again).
@@ -174,7 +186,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let read = super::read(&target(&out, &records), &AtomicBool::new(false)).expect("a settled tree is read ahead");
+        let read = super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).expect("a settled tree is read ahead");
         let (memo, _) = read.memo.clone().expect("the memo is read");
         assert!(memo.0.len() >= 2, "the example has agent services: {:?}", memo.0.keys());
         assert_eq!(read.looked.len(), memo.0.len(), "every service looked at");
@@ -191,10 +203,48 @@ mod tests {
         forged[0] ^= 1;
         fs::write(&path, &forged).unwrap();
         fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
-        let read = super::read(&target(&out, &records), &AtomicBool::new(false)).unwrap();
+        let read = super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).unwrap();
         for (service, looked) in &read.looked {
             assert_eq!(*looked, service != edited, "{service}");
         }
+    }
+
+    /// The compile tells the digest of the descriptors it read: the one the lock it
+    /// writes records, so a recompile of unchanged descriptors looks at every file, and
+    /// one of an edited descriptor at none.
+    #[test]
+    fn it_stops_looking_when_the_descriptors_are_not_the_previous_compiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, records) = (dir.path().join("out"), dir.path().join("records"));
+        settled(&out, &records);
+        let Ok(Previous::Lock(old)) = previous_lock(&out) else { panic!("a lock") };
+        // What a compile of the same pod tells its sink.
+        struct Told(crate::artifact::ArtifactSet, Option<[u8; 32]>);
+        impl crate::artifact::Sink for Told {
+            fn put(&mut self, batch: Vec<crate::artifact::Output>) -> Result<(), crate::diag::Diagnostic> {
+                self.0.put(batch)
+            }
+            fn described(&mut self, digest: [u8; 32]) {
+                self.1 = Some(digest);
+            }
+        }
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let mut told = Told(Default::default(), None);
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        let (compiled, _) = crate::compile_into(&opts, &mut told);
+        assert!(!compiled.diagnostics.has_errors());
+        assert_eq!(told.1, Some(old.described), "told what the lock records");
+        let lock = crate::output::known::LockView::among(&told.0).unwrap();
+        assert!(lock.inputs.iter().any(|i| i.role == "descriptor"), "the example has descriptors");
+        assert_ne!(old.described, crate::lock::described_digest([]), "the digest of no descriptors");
+        let read = |described: [u8; 32]| super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::from(described)).unwrap();
+        let same = read(old.described);
+        assert_eq!(same.looked.len(), same.memo.as_ref().unwrap().0.0.len(), "every service looked at");
+        drop(same); // its lock
+        let mut edited = old.described;
+        edited[0] ^= 1;
+        let other = read(edited);
+        assert!(other.looked.is_empty() && other.memo.is_some(), "none looked at; the rest read");
     }
 
     #[test]
@@ -202,7 +252,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let read = super::read(&target(&out, &records), &AtomicBool::new(true)).unwrap();
+        let read = super::read(&target(&out, &records), &AtomicBool::new(true), &OnceLock::new()).unwrap();
         assert!(matches!(read.previous, Previous::Lock(_)) && read.known.has_record() && read.memo.is_some());
         assert!(read.looked.is_empty(), "nothing looked at once stopped");
     }
@@ -213,25 +263,28 @@ mod tests {
     fn it_leaves_to_the_write_what_is_not_plain_reading() {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
-        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).is_none());
         assert!(!out.exists(), "a missing --out is not made");
         settled(&out, &records);
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&out, &link).unwrap();
-        assert!(super::read(&target(&link, &records), &AtomicBool::new(false)).is_none(), "a symlinked --out is not followed");
+        assert!(
+            super::read(&target(&link, &records), &AtomicBool::new(false), &OnceLock::new()).is_none(),
+            "a symlinked --out is not followed"
+        );
         fs::create_dir(out.join(STAGE)).unwrap();
         fs::write(out.join(STAGE).join("0"), "staged").unwrap();
         let before = listing(&out);
-        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).is_none());
         assert_eq!(listing(&out), before, "staging is left to the write's recovery");
         fs::remove_dir_all(out.join(STAGE)).unwrap();
         let held = fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&out).unwrap();
         held.lock().unwrap();
         let start = std::time::Instant::now();
-        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_none());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).is_none());
         assert!(start.elapsed() < Duration::from_secs(5), "it does not wait for the lock");
         drop(held);
-        assert!(super::read(&target(&out, &records), &AtomicBool::new(false)).is_some());
+        assert!(super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).is_some());
     }
 
     /// An `Ahead` dropped (the compile failed) or finished gives the lock back.

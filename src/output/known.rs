@@ -40,9 +40,23 @@ pub(crate) struct Known {
 pub(crate) struct LockView<'a> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
-    pub(crate) inputs: Vec<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    pub(crate) inputs: Vec<InputView<'a>>,
     #[serde(borrow)]
     pub(crate) outputs: Vec<OutputView<'a>>,
+}
+
+/// An input as a lock lists it. Every field may be missing: a lock was read with its
+/// inputs unlooked at before, and one whose inputs are odd is still read as before (its
+/// described digest then matches no compile's).
+#[derive(Deserialize)]
+pub(crate) struct InputView<'a> {
+    #[serde(borrow, default)]
+    pub(crate) path: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) role: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) sha256: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]

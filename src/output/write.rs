@@ -313,6 +313,12 @@ impl Sink for Writer<'_> {
         }
     }
 
+    fn described(&mut self, digest: [u8; 32]) {
+        if let Some(ahead) = &self.ahead {
+            ahead.described(digest);
+        }
+    }
+
     fn remember(&mut self, memo: Memo) {
         self.remembered = Some(memo);
     }
@@ -465,6 +471,8 @@ pub(crate) struct PreviousLock {
     pub digest: [u8; 32],
     pub inputs: usize,
     pub listed: usize,
+    /// [`crate::lock::described_digest`] of its inputs.
+    pub described: [u8; 32],
     /// Whether it was compiled with tokens redacted.
     pub redacted: bool,
 }
@@ -479,6 +487,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                 digest: super::record::lock_digest(&b),
                 inputs: l.inputs.len(),
                 listed: l.outputs.len(),
+                described: crate::lock::described_digest(l.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
                 redacted: l.redacted(),
                 outputs: {
                     // Collected at its length at once (by doubling, the 670 KB table of 9,301
