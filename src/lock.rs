@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 pub(crate) const LOCK: &str = "clawc.lock";
 
+const VERSION: u32 = 1;
+
 /// The roles of the inputs the registry is made from, as the describe stage reads them
 /// (see [`described_digest`]).
 const DESCRIBED: [&str; 2] = ["descriptor", "snapshot"];
@@ -46,7 +48,6 @@ pub(crate) fn described_digest<'a>(inputs: impl IntoIterator<Item = (&'a str, &'
     }
     crate::digest::sha256(&bytes)
 }
-const VERSION: u32 = 1;
 
 /// The lock file. `O` is its outputs: read into [`LockOutput`]s, written from the
 /// compile's own table ([`Written`]) without a copy of every path and hash.

@@ -46,9 +46,9 @@ pub(crate) struct LockView<'a> {
     pub(crate) outputs: Vec<OutputView<'a>>,
 }
 
-/// An input as a lock lists it. Every field may be missing: a lock was read with its
-/// inputs unlooked at before, and one whose inputs are odd is still read as before (its
-/// described digest then matches no compile's).
+/// An input as a lock lists it. Every field may be missing (the lock's described digest
+/// then matches no compile's): the inputs were not looked at before, and a lock whose
+/// inputs are objects is read as it was.
 #[derive(Deserialize)]
 pub(crate) struct InputView<'a> {
     #[serde(borrow, default)]
