@@ -212,7 +212,7 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]
 
 /// The one-agent edit of [`edits`] at 3,000 agent ids on a busy machine (a spinning
 /// thread per core, at normal priority), with the default threads (which read the
-/// previous tree ahead at the lowest priority) and with `--jobs 1` (which do not), in
+/// previous tree ahead on a thread of their own) and with `--jobs 1` (which do not), in
 /// turn: the read-ahead must not make a busy machine's compile wait for it.
 fn busy_edits(bin: &Path) {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -37,16 +37,8 @@ const DESCRIBED: [&str; 2] = ["descriptor", "snapshot"];
 pub(crate) fn described_digest<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>) -> [u8; 32] {
     let mut described: Vec<_> = inputs.into_iter().filter(|(_, role, _)| DESCRIBED.contains(role)).collect();
     described.sort_unstable();
-    let mut bytes = Vec::new();
-    for (path, role, sha256) in described {
-        // Each part framed by its length, so no two lists digest alike.
-        for part in [path, role, sha256.unwrap_or("")] {
-            bytes.extend_from_slice(&part.len().to_le_bytes());
-            bytes.extend_from_slice(part.as_bytes());
-        }
-        bytes.push(u8::from(sha256.is_some()));
-    }
-    crate::digest::sha256(&bytes)
+    // As JSON, so no two lists digest alike.
+    crate::digest::sha256(&serde_json::to_vec(&described).expect("strings serialize"))
 }
 
 /// The lock file. `O` is its outputs: read into [`LockOutput`]s, written from the
