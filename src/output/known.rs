@@ -40,7 +40,7 @@ pub(crate) struct Known {
 pub(crate) struct LockView<'a> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "lenient_inputs")]
     pub(crate) inputs: Vec<InputView<'a>>,
     #[serde(borrow)]
     pub(crate) outputs: Vec<OutputView<'a>>,
@@ -57,6 +57,23 @@ pub(crate) struct InputView<'a> {
     pub(crate) role: Cow<'a, str>,
     #[serde(borrow, default)]
     pub(crate) sha256: Option<Cow<'a, str>>,
+}
+
+/// The lock's inputs when they are a list of inputs, else none. They only tell the
+/// read-ahead whether to go on looking (see `PreviousLock::described`), so inputs of
+/// another shape must not make the lock unreadable: that would refuse the write, whose
+/// proof of ownership is the outputs.
+fn lenient_inputs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<InputView<'de>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Inputs<'a> {
+        List(#[serde(borrow)] Vec<InputView<'a>>),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Inputs::deserialize(d)? {
+        Inputs::List(list) => list,
+        Inputs::Other(_) => Vec::new(),
+    })
 }
 
 #[derive(Deserialize)]

@@ -410,3 +410,48 @@ fn a_token_changed_to_text_a_kept_output_holds_is_still_refused_as_a_leak() {
     assert!(!run.stdout.contains("s3cr3t-token-value") && !run.stderr.contains("s3cr3t-token-value"));
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
 }
+
+/// The previous lock's `inputs` only tell the read-ahead when to stop looking at the tree
+/// (their digest against the inputs this compile read); they are never read as paths and
+/// never vouch for a file. A committed lock whose inputs are forged (naming files outside
+/// the repository, of the wrong type, enormous, or copied from the true lock while a file
+/// was edited behind clawc's back) leaves the tree exactly as a compile without the memo
+/// writes it, with the edited file put back, on one thread and on two.
+#[test]
+fn a_previous_lock_with_forged_inputs_only_steers_the_read_ahead() {
+    let huge = "a/".repeat(1 << 19);
+    let forgeries = [
+        serde_json::json!([{ "path": "../../../../etc/passwd", "role": "descriptor", "sha256": "0".repeat(64) }]),
+        serde_json::json!(7),
+        serde_json::json!([{ "path": huge, "role": "snapshot", "sha256": null }, { "role": 3 }]),
+        serde_json::Value::Null,
+    ];
+    for jobs in ["2", "1"] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let want = tree(&pod.path("out"));
+        let lock_path = pod.path("out/clawc.lock");
+        let true_lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
+        // The true inputs, with a file edited to the same size and time: the digest says
+        // "the same inputs", and the read-ahead keeps looking, but the record does not
+        // vouch for the edited file.
+        let copied = true_lock["inputs"].clone();
+        for (i, inputs) in forgeries.iter().chain([&copied]).enumerate() {
+            let mut lock = true_lock.clone();
+            lock["inputs"] = inputs.clone();
+            std::fs::write(&lock_path, serde_json::to_vec_pretty(&lock).unwrap()).unwrap();
+            super::harness::forge(&pod.path("out/context/a-0/tools.json"), i % 2 == 0);
+            tick();
+            let run = pod.run_with_env(&["--jobs", jobs], &env);
+            assert_eq!(run.code, 0, "--jobs {jobs}, forgery {i}: {}", run.stdout);
+            let written = summary(&run)["written"].clone();
+            assert!(
+                written.as_array().unwrap().contains(&serde_json::json!("context/a-0/tools.json")),
+                "--jobs {jobs}, forgery {i}: {written}"
+            );
+            assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}, forgery {i}");
+            settled(&pod, &env);
+        }
+    }
+}
