@@ -125,7 +125,7 @@ pub(crate) fn who_can(a: &Analysis, sources: &SourceMap, service: &str, tool: Op
     let mut out = Vec::new();
     for (id, svc) in agents(a) {
         for g in a.plans.get(svc).map_or(&[][..], |p| &p.tools) {
-            if g.service == service && tool.is_none_or(|t| t == g.index) {
+            if *g.service == *service && tool.is_none_or(|t| t == g.index) {
                 let name = a.registry.tool_name(service, g.index).to_string();
                 out.push(Holder {
                     agent: id.clone(),
@@ -237,7 +237,7 @@ pub(crate) fn explain(a: &Analysis, sources: &SourceMap, agent: &str, service: &
         suggestion: None,
     };
     let plan = a.plans.get(consumer);
-    if let Some(g) = plan.and_then(|p| p.tools.iter().find(|g| g.service == service && g.index == tool)) {
+    if let Some(g) = plan.and_then(|p| p.tools.iter().find(|g| *g.service == *service && g.index == tool)) {
         e.granted = true;
         e.chain = granted_chain(g, d, t, sources);
         e.alias = shown_as(a, consumer, service, tool);
@@ -320,7 +320,7 @@ pub(crate) fn matrix(a: &Analysis) -> Matrix {
         for (i, t) in d.descriptor.tools.iter().enumerate() {
             let granted = agents
                 .iter()
-                .map(|(_, s)| a.plans.get(*s).is_some_and(|p| p.tools.iter().any(|g| g.service == svc && g.index == i)))
+                .map(|(_, s)| a.plans.get(*s).is_some_and(|p| p.tools.iter().any(|g| *g.service == *svc && g.index == i)))
                 .collect();
             rows.push(MatrixRow { tool: format!("{svc}.{}", t.name), effect: effect(t), granted });
         }

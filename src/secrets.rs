@@ -29,7 +29,7 @@ pub(crate) fn collect(plans: &BTreeMap<String, Plan>) -> BTreeMap<String, String
     let tokens = plans.values().flat_map(|p| {
         p.tools
             .iter()
-            .filter_map(|t| t.auth.as_ref())
+            .filter_map(|t| t.auth.as_deref())
             .chain(p.feeds.iter().filter_map(|f| f.auth.as_ref()))
             .chain(p.memory.iter().filter_map(|m| m.auth.as_ref()))
     });

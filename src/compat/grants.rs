@@ -180,7 +180,7 @@ fn holdings(view: &PodView, side: &Loaded, described: &crate::describe::Describe
         h.agents.push(id);
         let Some(plan) = a.plans.get(consumer) else { continue };
         let mut any = false;
-        for g in plan.tools.iter().filter(|g| g.service == svc) {
+        for g in plan.tools.iter().filter(|g| *g.service == *svc) {
             if let Some(holders) = h.tools.get_mut(g.index) {
                 holders.push((n, g.via.all));
                 any = true;

@@ -93,7 +93,7 @@ pub(crate) fn tools_json(reg: &Registry, tools: &[GrantedTool], policy: &ToolPol
                     path: tool.transport.path(),
                     tool_name,
                     body_key,
-                    auth: auth_out(g.auth.as_ref(), mode),
+                    auth: auth_out(g.auth.as_deref(), mode),
                 },
             }
         })

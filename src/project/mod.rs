@@ -197,7 +197,7 @@ impl ServiceFiles {
         let inline = mode == SecretMode::Inline;
         let literal = |t: Option<&crate::grant::Token>| inline && t.is_some_and(|a| a.value.is_some());
         let tools = (!plan.tools.is_empty() && claw.execution == crate::pod::Execution::Mediated).then(|| {
-            let secret = plan.tools.iter().any(|t| literal(t.auth.as_ref()));
+            let secret = plan.tools.iter().any(|t| literal(t.auth.as_deref()));
             (mediated::tools_json(reg, &plan.tools, &claw.tool_policy, mode).into(), secret)
         });
         let memory = plan.memory.as_ref().map(|m| (mediated::memory_json(m, mode).into(), literal(m.auth.as_ref())));

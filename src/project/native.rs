@@ -153,7 +153,7 @@ impl Planner<'_, '_> {
         let mut order: Vec<&str> = Vec::new();
         let mut by_service: HashMap<&str, Vec<&GrantedTool>> = HashMap::new();
         for g in tools {
-            if !by_service.contains_key(g.service.as_str()) {
+            if !by_service.contains_key(&*g.service) {
                 order.push(&g.service);
             }
             by_service.entry(&g.service).or_default().push(g);

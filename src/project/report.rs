@@ -250,12 +250,12 @@ pub(crate) fn summary(plan: &Plan, reg: &Registry) -> Vec<ServiceSummary> {
     let mut out: Vec<ServiceSummary> = Vec::new();
     for g in &plan.tools {
         let tool = reg.tool(&g.service, g.index);
-        let pos = match out.iter().position(|s| s.service == g.service) {
+        let pos = match out.iter().position(|s| *s.service == *g.service) {
             Some(p) => p,
             None => {
-                let total = reg.services[&g.service].descriptor.tools.len();
+                let total = reg.services[&*g.service].descriptor.tools.len();
                 out.push(ServiceSummary {
-                    service: g.service.clone(),
+                    service: g.service.to_string(),
                     granted: 0,
                     not_granted: total,
                     read_only: 0,

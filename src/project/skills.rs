@@ -102,7 +102,7 @@ fn inventory(reg: &Registry, plan: &Plan, native: Option<&NativePlan>, cli: Opti
         .map(|g| {
             let name = reg.tool_name(&g.service, g.index);
             Granted {
-                service: g.service.clone(),
+                service: g.service.to_string(),
                 tool: reg.tool(&g.service, g.index).name.clone(),
                 shown: crate::project::native::shown_name(native, &name),
             }
