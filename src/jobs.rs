@@ -84,6 +84,60 @@ pub(crate) fn map_weighted<T: Sync, R: Send>(
     map_each(runs, f)
 }
 
+/// `f(run, part)` over contiguous runs of `items`, each with the part of `out` that
+/// belongs to it (`per` elements of `out` for each item, in order), on up to `threads`
+/// threads as [`map_runs`] splits them: for results written in place rather than
+/// collected. A thread the system refuses to start has its part done on the calling
+/// thread.
+pub(crate) fn fill_runs<T: Sync, U: Send>(
+    items: &[T],
+    out: &mut [U],
+    per: usize,
+    threads: usize,
+    min_run: usize,
+    f: impl Fn(&[T], &mut [U]) + Sync,
+) {
+    assert_eq!(out.len(), items.len() * per, "a part of `out` for each item");
+    let parts = threads.min(items.len() / min_run.max(1)).max(1);
+    if parts == 1 {
+        return f(items, out);
+    }
+    let run = items.len().div_ceil(parts);
+    // Each part handed over through a slot, so that a refused thread leaves it here.
+    let slots: Vec<_> = items.chunks(run).zip(out.chunks_mut(run * per)).map(|p| std::sync::Mutex::new(Some(p))).collect();
+    let f = &f;
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = slots[1..]
+            .iter()
+            .map(|slot| {
+                let work = move || {
+                    if let Some((r, o)) = take(slot) {
+                        f(r, o);
+                    }
+                };
+                std::thread::Builder::new().name("clawc-job".into()).spawn_scoped(s, work).ok()
+            })
+            .collect();
+        if let Some((r, o)) = take(&slots[0]) {
+            f(r, o);
+        }
+        for handle in spawned.into_iter().flatten() {
+            handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        // Parts whose thread was refused.
+        for slot in &slots[1..] {
+            if let Some((r, o)) = take(slot) {
+                f(r, o);
+            }
+        }
+    });
+}
+
+/// What `slot` holds, taken out (once).
+fn take<P>(slot: &std::sync::Mutex<Option<P>>) -> Option<P> {
+    slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+}
+
 /// `f` over each run (at least one), the first on the calling thread and the others each
 /// on a thread of their own; the results in the order of the runs.
 fn map_each<T: Sync, R: Send>(runs: Vec<(usize, &[T])>, f: impl Fn(usize, &[T]) -> R + Sync) -> Vec<R> {
@@ -152,6 +206,21 @@ mod tests {
         let ids = map_runs(&items, 8, 4, |_, _| std::thread::current().id());
         assert_eq!(ids, vec![caller]);
         assert_eq!(map_runs(&[] as &[u8], 8, 1, |_, run| run.len()), vec![0]);
+    }
+
+    #[test]
+    fn each_run_fills_its_own_part_whatever_the_thread_count() {
+        let items: Vec<u32> = (0..1000).collect();
+        for threads in [1, 2, 3, 8] {
+            let mut out = vec![0u32; items.len() * 2];
+            fill_runs(&items, &mut out, 2, threads, 10, |run, part| {
+                for (i, pair) in run.iter().zip(part.chunks_exact_mut(2)) {
+                    pair.copy_from_slice(&[*i, i * 3]);
+                }
+            });
+            let want: Vec<u32> = items.iter().flat_map(|i| [*i, i * 3]).collect();
+            assert_eq!(out, want, "{threads} threads");
+        }
     }
 
     #[test]
