@@ -175,6 +175,14 @@ pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io:
     }
 }
 
+/// [`read`], with the `fstat` of what was read (see [`read_regular_meta`]).
+pub(crate) fn read_meta(out: &Path, rel: &str, limit: u64) -> io::Result<(Contents, Option<Metadata>)> {
+    match inspect_in(out, rel, &mut Dirs::default())? {
+        Found::File(_) => read_regular_meta(&out.join(rel), limit, rel),
+        _ => read(out, rel, limit).map(|c| (c, None)),
+    }
+}
+
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
 /// the open descriptor is a regular file of at most `limit` bytes.
 pub(crate) fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Contents> {

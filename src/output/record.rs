@@ -76,7 +76,7 @@ impl Stamp {
 
     /// Changed at or after `time`: a change within the same clock tick as the record's
     /// time would not show in the stamp, so the file must be read again.
-    fn racy(&self, time: Time) -> bool {
+    pub(crate) fn racy(&self, time: Time) -> bool {
         self.mtime >= time || self.ctime >= time
     }
 }

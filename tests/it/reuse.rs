@@ -455,3 +455,26 @@ fn a_previous_lock_with_forged_inputs_only_steers_the_read_ahead() {
         }
     }
 }
+
+/// A recompile whose lock is the one already in `--out` writes nothing (it takes the lock
+/// as current by its digest and the stamp it was read with, without reading it again;
+/// `output::write::tests` holds the stamp to edits after the read), and a lock edited
+/// behind clawc's back (to the same size and modification time, or replaced) is written
+/// again, with nothing else changed.
+#[test]
+fn a_lock_edited_behind_clawcs_back_is_written_again() {
+    for (jobs, replace) in [("2", false), ("2", true), ("1", false)] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let want = tree(&pod.path("out"));
+        let again = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(again["written"], serde_json::json!([]), "--jobs {jobs}: an unchanged lock is not written: {again}");
+        tick();
+        super::harness::forge(&pod.path("out/clawc.lock"), replace);
+        tick();
+        let after = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(after["written"], serde_json::json!(["clawc.lock"]), "--jobs {jobs}, replaced {replace}: {after}");
+        assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}, replaced {replace}");
+    }
+}
