@@ -549,7 +549,7 @@ pub(crate) fn fetch_images(opts: &Options, references: BTreeMap<String, bool>) -
 pub(crate) struct Core {
     /// Every output's path and the hash the lock records for it (32 bytes, not 64 hex
     /// digits: this table grows with the agents).
-    pub outputs: BTreeMap<String, [u8; 32]>,
+    pub outputs: crate::lock::Listed,
     /// Whether any output holds a literal token.
     pub secret: bool,
     pub secrets: BTreeMap<String, String>,
@@ -561,13 +561,14 @@ pub(crate) struct Core {
 pub(crate) struct Stream<'s> {
     sink: &'s mut dyn Sink,
     pub failed: Option<Diagnostic>,
-    outputs: BTreeMap<String, [u8; 32]>,
+    /// Every output put so far and its hash, in the order put.
+    outputs: Vec<(Box<str>, [u8; 32])>,
     secret: bool,
 }
 
 impl<'s> Stream<'s> {
     pub(crate) fn new(sink: &'s mut dyn Sink) -> Self {
-        Stream { sink, failed: None, outputs: BTreeMap::new(), secret: false }
+        Stream { sink, failed: None, outputs: Vec::new(), secret: false }
     }
 
     /// Hashes `files` (each distinct rendering once, on up to `threads` threads) and puts
@@ -583,7 +584,7 @@ impl<'s> Stream<'s> {
             .map(|(path, artifact)| {
                 let digest = hashes[&artifact.rendering()];
                 self.secret |= artifact.secret;
-                self.outputs.insert(path.clone(), digest);
+                self.outputs.push((path.as_str().into(), digest));
                 Output { path, artifact, sha256: hex::encode(digest) }
             })
             .collect();
@@ -674,7 +675,7 @@ pub(crate) fn build(
         return None;
     }
     stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
-    let outputs = std::mem::take(&mut stream.outputs);
+    let outputs = crate::lock::Listed::sorted(std::mem::take(&mut stream.outputs));
     Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
 }
 
@@ -708,7 +709,7 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         for ((service, key), files) in wanted.iter().zip(self.stream.sink.reuse(&wanted)) {
             let Some(files) = files else { continue };
             for f in &files {
-                self.stream.outputs.insert(f.path.clone(), f.digest);
+                self.stream.outputs.push((f.path.as_str().into(), f.digest));
             }
             self.memo.0.insert(service.to_string(), (**key, files));
             taken.insert(*service);
@@ -735,12 +736,14 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         } else {
             with_inline(files, project::inline(self.pod, self.registry, services, self.native))
         };
+        let start = self.stream.outputs.len();
         self.stream.put(files, self.secrets, self.threads);
+        let put: std::collections::HashMap<&str, &[u8; 32]> = self.stream.outputs[start..].iter().map(|(p, d)| (&**p, d)).collect();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.
             let recorded: Option<Vec<Recorded>> =
-                paths.into_iter().map(|(path, mode)| Some(Recorded { digest: *self.stream.outputs.get(&path)?, path, mode })).collect();
+                paths.into_iter().map(|(path, mode)| Some(Recorded { digest: **put.get(path.as_str())?, path, mode })).collect();
             if let Some(recorded) = recorded {
                 self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
             }
