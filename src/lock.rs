@@ -120,16 +120,17 @@ pub(crate) struct Listed(Vec<(Box<str>, [u8; 32])>);
 impl Listed {
     /// `outputs` put in path order; of a path put twice, the hash put last.
     pub(crate) fn sorted(mut outputs: Vec<(Box<str>, [u8; 32])>) -> Listed {
-        // Stable: the later of two equal paths stays later, and is the one kept.
+        // Stable: the later of two equal paths stays later, and is the one kept (moved into
+        // the earlier one's place, in place: no second list).
         outputs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(Box<str>, [u8; 32])> = Vec::with_capacity(outputs.len());
-        for o in outputs {
-            match kept.last_mut() {
-                Some(last) if last.0 == o.0 => *last = o,
-                _ => kept.push(o),
+        outputs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(later, kept);
             }
-        }
-        Listed(kept)
+            same
+        });
+        Listed(outputs)
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &[u8; 32])> {
