@@ -147,7 +147,7 @@ impl<'a> Drift<'a> {
         let open = self.open()?;
         let mut found = std::mem::take(&mut open.found);
         if open.not_a_directory.is_none() {
-            let previous = open.previous.outputs().unwrap_or(&NONE);
+            let previous = open.previous.outputs().unwrap_or(&*NONE);
             for (rel, hash) in open.kept.stale(previous) {
                 if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut open.dirs)?
                     && is_what_clawc_wrote(&old, hash, secrets)
@@ -168,7 +168,7 @@ impl Sink for Drift<'_> {
     fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic> {
         let out = self.out;
         let open = self.open()?;
-        let previous = open.previous.outputs().unwrap_or(&NONE);
+        let previous = open.previous.outputs().unwrap_or(&*NONE);
         for Output { path: rel, artifact: a, sha256 } in batch {
             open.kept.mark(previous, &rel);
             let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };

@@ -498,12 +498,12 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                 redacted: l.redacted(),
                 stamp,
                 outputs: {
-                    // Collected at its length at once (by doubling, the 670 KB table of 9,301
-                    // outputs was copied and faulted in again: 0.4 ms), then put in order.
-                    let mut listed = Vec::with_capacity(l.outputs.len());
+                    // Sized for them all at once (grown by doubling, the table of 9,301 outputs
+                    // was copied and faulted in again).
+                    let mut table = Outputs::with_capacity(l.outputs.len());
                     let safe = l.outputs.iter().enumerate().filter(|(_, o)| is_safe_relative(&o.path));
-                    listed.extend(safe.map(|(i, o)| (o.path.to_string(), (i, crate::digest::from_hex(&o.sha256)))));
-                    listed.into_iter().collect()
+                    table.extend(safe.map(|(i, o)| (o.path.to_string(), (i, crate::digest::from_hex(&o.sha256)))));
+                    table
                 },
             }),
             Err(_) => Previous::Unreadable,
@@ -515,7 +515,14 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
 /// A lock's outputs: path → (its index in the lock, SHA-256). The hash as 32 bytes, not
 /// 64 hex digits: this table grows with the agents. `None`: the lock's hash is not 64
 /// lower-case hex digits, so no file is ever taken to be the one it names.
-pub(crate) type Outputs = BTreeMap<String, (usize, Option<[u8; 32]>)>;
+///
+/// A hash table, not a B-tree: a recompile looks up every kept file in it three or four
+/// times (taking services, vouching for files, storing the record), 37,000 lookups at
+/// 3,000 agent ids, each a dozen comparisons of long, alike paths in a B-tree. Its keys
+/// come from the lock in `--out` (written by whoever opened the pull request), so the
+/// table keeps the standard library's randomly keyed hasher. Nothing iterates it in its
+/// own order: [`Kept::stale`] sorts what it returns.
+pub(crate) type Outputs = HashMap<String, (usize, Option<[u8; 32]>)>;
 
 /// Which of the previous lock's outputs (by their index in it) a compile put again; the
 /// rest are the previous tree's stale files. A flag each, not every path put: this grows
@@ -541,24 +548,28 @@ impl Kept {
         }
     }
 
-    /// The outputs of `previous` not put again (the lock aside): path and SHA-256.
-    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> impl Iterator<Item = (&'p String, Option<&'p [u8; 32]>)> {
-        previous
+    /// The outputs of `previous` not put again (the lock aside): path and SHA-256, in path
+    /// order.
+    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> Vec<(&'p String, Option<&'p [u8; 32]>)> {
+        let mut stale: Vec<(&String, Option<&[u8; 32]>)> = previous
             .iter()
             .filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && *rel != LOCK)
             .map(|(rel, (_, hash))| (rel, hash.as_ref()))
+            .collect();
+        stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        stale
     }
 }
 
 /// No outputs: what an `--out` without a lock holds of clawc's.
-pub(crate) static NONE: Outputs = BTreeMap::new();
+pub(crate) static NONE: std::sync::LazyLock<Outputs> = std::sync::LazyLock::new(Outputs::new);
 
 impl Previous {
     /// What the previous compile wrote: the lock's outputs (those with a safe path).
     /// `None`: there is a lock clawc cannot read, so nothing can be proved to be clawc's.
     pub(crate) fn outputs(&self) -> Option<&Outputs> {
         match self {
-            Previous::Missing => Some(&NONE),
+            Previous::Missing => Some(&*NONE),
             Previous::Unreadable => None,
             Previous::Lock(l) => Some(&l.outputs),
         }
@@ -729,7 +740,7 @@ impl Open {
         let open = &*self;
         let store = move || {
             if record {
-                open.known.store(out, seen, open.previous.outputs().unwrap_or(&NONE), lock, open.threads);
+                open.known.store(out, seen, open.previous.outputs().unwrap_or(&*NONE), lock, open.threads);
             }
         };
         let remember = || open.remember(lock.map(|(_, d)| d), memo);
