@@ -167,19 +167,20 @@ pub(crate) fn read(out: &Path, rel: &str, limit: u64) -> io::Result<Contents> {
 
 /// [`read`] with the directories already seen (see [`Dirs`]).
 pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<Contents> {
-    match inspect_in(out, rel, dirs)? {
-        Found::Missing => Ok(Contents::Missing),
-        Found::Blocked { at, kind } => Ok(Contents::Foreign { at, kind }),
-        Found::Other(kind) => Ok(Contents::Foreign { at: rel.to_string(), kind }),
-        Found::File(_) => read_regular(&out.join(rel), limit, rel),
-    }
+    read_meta_in(out, rel, limit, dirs).map(|(c, _)| c)
 }
 
 /// [`read`], with the `fstat` of what was read (see [`read_regular_meta`]).
 pub(crate) fn read_meta(out: &Path, rel: &str, limit: u64) -> io::Result<(Contents, Option<Metadata>)> {
-    match inspect_in(out, rel, &mut Dirs::default())? {
+    read_meta_in(out, rel, limit, &mut Dirs::default())
+}
+
+fn read_meta_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<(Contents, Option<Metadata>)> {
+    match inspect_in(out, rel, dirs)? {
+        Found::Missing => Ok((Contents::Missing, None)),
+        Found::Blocked { at, kind } => Ok((Contents::Foreign { at, kind }, None)),
+        Found::Other(kind) => Ok((Contents::Foreign { at: rel.to_string(), kind }, None)),
         Found::File(_) => read_regular_meta(&out.join(rel), limit, rel),
-        _ => read(out, rel, limit).map(|c| (c, None)),
     }
 }
 

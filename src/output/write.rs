@@ -635,14 +635,8 @@ impl Open {
                     }
                     // Its bytes were read at the open (1.4 MB at 3,000 agent ids).
                     Found::File(_) if rel == LOCK && self.previous.lock_is_not(&o.sha256) => {}
-                    Found::File(meta)
-                        if rel == LOCK && meta.permissions().mode() & 0o777 == a.mode() && self.previous.lock_is(&o.sha256, &meta) =>
-                    {
-                        self.summary.unchanged += 1;
-                        self.seen.push(rel.clone(), Stamp::of(&meta));
-                        continue;
-                    }
-                    Found::File(meta) if is_current(out, rel, a, &meta) => {
+                    // The lock read at the open, untouched since, is compared by its digest.
+                    Found::File(meta) if is_current(out, rel, a, &meta, rel == LOCK && self.previous.lock_is(&o.sha256, &meta)) => {
                         self.summary.unchanged += 1;
                         self.seen.push(rel.clone(), Stamp::of(&meta));
                         continue;
@@ -786,8 +780,10 @@ pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: Option<&[u8; 32]>, secrets
     hash.is_some_and(|h| sha256(bytes) == *h || sha256(&crate::secrets::mask(bytes, secrets)) == *h)
 }
 
-fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
-    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && same_bytes(out, rel, a)
+/// Whether the file found with `meta` already is `a`: its length, its mode, and its bytes
+/// (read, unless `known_same` says they are).
+fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata, known_same: bool) -> bool {
+    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && (known_same || same_bytes(out, rel, a))
 }
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
