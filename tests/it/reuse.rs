@@ -478,3 +478,36 @@ fn a_lock_edited_behind_clawcs_back_is_written_again() {
         assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}, replaced {replace}");
     }
 }
+
+/// The lock in `--out` is read (with its stamp) by the read-ahead and by the write: one
+/// that is a FIFO or a symlink to a file outside the tree is never opened for reading
+/// nor followed, on two threads or one. The compile ends (no hang), puts a regular lock
+/// of the true bytes in its place, writes nothing through the link, and leaves the tree
+/// as a compile without the memo writes it.
+#[test]
+fn a_lock_that_is_a_fifo_or_a_symlink_is_neither_read_nor_followed() {
+    for (jobs, kind) in [("2", "fifo"), ("1", "fifo"), ("2", "symlink"), ("1", "symlink")] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let want = tree(&pod.path("out"));
+        let outside = pod.path("outside.lock");
+        std::fs::write(&outside, "OUTSIDE").unwrap();
+        std::fs::remove_file(pod.path("out/clawc.lock")).unwrap();
+        if kind == "fifo" {
+            let c = std::ffi::CString::new(pod.path("out/clawc.lock").to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        } else {
+            std::os::unix::fs::symlink(&outside, pod.path("out/clawc.lock")).unwrap();
+        }
+        let run = pod.run_with_env(&["--jobs", jobs], &env);
+        assert_eq!(run.code, 0, "--jobs {jobs}, {kind}: {}", run.stdout);
+        let s = summary(&run);
+        // No lock was read, so no record or memo is bound to one: nothing is taken unread.
+        assert_eq!((s["reused"].as_u64(), &s["written"]), (Some(0), &serde_json::json!(["clawc.lock"])), "--jobs {jobs}, {kind}: {s}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"OUTSIDE", "--jobs {jobs}, {kind}: the outside file is untouched");
+        assert!(std::fs::symlink_metadata(pod.path("out/clawc.lock")).unwrap().is_file(), "--jobs {jobs}, {kind}");
+        assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}, {kind}");
+    }
+}
