@@ -5,12 +5,13 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
 use crate::image::cache::Cache;
 use crate::image::{ImageSet, ImageSource};
+use crate::output::sink::Sink;
 use crate::pod::env::{Env, parse_dotenv};
 use crate::pod::{Pod, parse_pod};
 use crate::registry::Registry;
@@ -206,12 +207,10 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
     let threads = crate::jobs::threads(opts.jobs);
     let clawc = if stream.sink.reuses() { build_identity() } else { None };
     let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), sources, diags, stream)?;
-    let built = crate::lock::Built { outputs: &core.outputs, services: &core.analysis.registry.services };
-    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), &built);
+    let built = crate::lock::Built { outputs: core.outputs, services: &core.analysis.registry.services };
+    let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), built);
     // The lock is as sensitive as the most sensitive file it describes.
-    let sha256 = crate::digest::sha256_hex(&lock);
-    let artifact = Artifact { bytes: lock, secret: core.secret, executable: false };
-    stream.put_hashed(vec![Output { path: crate::lock::LOCK.to_string(), artifact, sha256 }]);
+    stream.put_lock(lock, core.secret);
     Some(Built { agents, secrets: core.secrets, analysis: core.analysis })
 }
 
@@ -594,6 +593,15 @@ impl<'s> Stream<'s> {
     fn put_hashed(&mut self, batch: Vec<Output>) {
         if self.failed.is_none()
             && let Err(d) = self.sink.put(batch)
+        {
+            self.failed = Some(d);
+        }
+    }
+
+    /// Puts the lock, last; `secret` when any output holds a literal token.
+    fn put_lock(&mut self, lock: crate::lock::Pending, secret: bool) {
+        if self.failed.is_none()
+            && let Err(d) = self.sink.lock(lock, secret)
         {
             self.failed = Some(d);
         }

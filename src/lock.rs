@@ -17,6 +17,7 @@ use crate::pod::env::Env;
 use crate::source::record::InputEntry;
 use crate::sourcemap::SourceMap;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -178,7 +179,7 @@ pub(crate) fn mode_name(mode: SecretMode) -> &'static str {
 /// What the lock describes of a compile: its outputs (without the lock) with their hashes
 /// (see [`output_hash`]), and the services' descriptors.
 pub(crate) struct Built<'a> {
-    pub outputs: &'a Listed,
+    pub outputs: Listed,
     pub services: &'a BTreeMap<String, ServiceDescriptor>,
 }
 
@@ -194,14 +195,8 @@ pub(crate) struct Settings {
     pub descriptors: BTreeMap<String, String>,
 }
 
-/// Builds the lock for `built.outputs` (which do not hold the lock).
-pub(crate) fn build(
-    inputs: &BTreeMap<String, InputEntry>,
-    sources: &SourceMap,
-    env: &Env,
-    settings: &Settings,
-    built: &Built,
-) -> Arc<[u8]> {
+/// Builds the lock for `built.outputs` (which do not hold the lock), to be written.
+pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, env: &Env, settings: &Settings, built: Built) -> Pending {
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
@@ -229,43 +224,88 @@ pub(crate) fn build(
         runners: settings.runners.clone(),
         inputs,
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
-        outputs: Written(built.outputs),
+        outputs: Written(&Listed::default()),
     };
-    render(&lock)
+    Pending::of(&lock, built.outputs)
 }
 
-/// The lock's bytes, in one allocation of their length (megabytes at 10,000 agents: a
-/// growing buffer copied into an `Arc` would hold up to three times as much at once).
+/// A new lock, its bytes made as they are written ([`Pending::write_to`]) rather than held:
+/// at 30,000 agent ids they are 14 MB, the largest block a recompile held at its peak.
 /// Its outputs, nearly all of it, are the same lines but for a path and a hash, so they
 /// are written here rather than through serde, which took five times as long; the rest
-/// is rendered by serde with no outputs, and the outputs put in place of its `[]`. A
-/// unit test holds this to serde's rendering of the whole lock, which is also what a
-/// lock gets whose rest does not end as expected.
-fn render(lock: &Lock<Written<'_>>) -> Arc<[u8]> {
-    written(lock).unwrap_or_else(|| crate::artifact::json::to_go_json(lock).into())
+/// (a few KB) is rendered by serde with no outputs, and the outputs go in place of its
+/// `[]`. A unit test holds this to serde's rendering of the whole lock, which is also
+/// what a lock gets whose rest does not end as expected.
+pub struct Pending {
+    form: Form,
+    /// Its digest (SHA-256 of its bytes), made by writing it once into the hash.
+    digest: [u8; 32],
 }
 
-/// [`render`]'s own writing of the outputs (`None`: there are none, or the rest did not
-/// end as expected, or the count was wrong).
-fn written(lock: &Lock<Written<'_>>) -> Option<Arc<[u8]>> {
-    use crate::artifact::json::{go_json_str_len, to_go_json, write_go_json_str};
-    use std::io::Write;
-    // As serde_json's pretty printer writes an array of objects one level in.
-    const NONE: &[u8] = b"[]\n}\n";
-    const OPEN: &[u8] = b"[\n";
-    const BETWEEN: &[u8] = b",\n";
-    const CLOSE: &[u8] = b"\n  ]\n}\n";
-    const PATH: &[u8] = b"    {\n      \"path\": ";
-    const HASH: &[u8] = b",\n      \"sha256\": \"";
-    const END: &[u8] = b"\"\n    }";
-    let outputs = lock.outputs.0;
-    let rest = to_go_json(&lock.with_outputs(Written(&Listed::default())));
-    let rest = rest.strip_suffix(NONE).filter(|_| !outputs.is_empty())?;
-    let entry = PATH.len() + HASH.len() + 64 + END.len();
-    let entries: usize = outputs.iter().map(|(p, _)| entry + go_json_str_len(p)).sum();
-    let len = rest.len() + OPEN.len() + entries + (outputs.len() - 1) * BETWEEN.len() + CLOSE.len();
-    let mut shared: Arc<[u8]> = std::iter::repeat_n(0, len).collect();
-    let fill = |mut w: &mut [u8]| -> std::io::Result<bool> {
+enum Form {
+    /// Everything before the outputs' `[`, and the outputs; how many inputs it lists, and
+    /// whether it is redacted (what a stat record needs).
+    Listed { rest: Vec<u8>, outputs: Listed, inputs: usize, redacted: bool },
+    /// Rendered whole: by serde (there are no outputs, or the rest did not end as
+    /// expected), or handed over as bytes ([`Pending::whole`]).
+    Whole(Arc<[u8]>),
+}
+
+// As serde_json's pretty printer writes an array of objects one level in.
+const NONE: &[u8] = b"[]\n}\n";
+const OPEN: &[u8] = b"[\n";
+const BETWEEN: &[u8] = b",\n";
+const CLOSE: &[u8] = b"\n  ]\n}\n";
+const PATH: &[u8] = b"    {\n      \"path\": ";
+const HASH: &[u8] = b",\n      \"sha256\": \"";
+const END: &[u8] = b"\"\n    }";
+
+impl Pending {
+    /// `lock` (whose outputs are none) with `outputs`.
+    fn of(lock: &Lock<Written<'_>>, outputs: Listed) -> Pending {
+        let rest = crate::artifact::json::to_go_json(lock);
+        let form = match rest.strip_suffix(NONE) {
+            Some(r) if !outputs.is_empty() => Form::Listed {
+                rest: r.to_vec(),
+                outputs,
+                inputs: lock.inputs.len(),
+                redacted: lock.secrets == mode_name(SecretMode::Redact),
+            },
+            _ => Form::Whole(crate::artifact::json::to_go_json(&lock.with_outputs(Written(&outputs))).into()),
+        };
+        let mut pending = Pending { form, digest: [0; 32] };
+        pending.digest = pending.hashed();
+        pending
+    }
+
+    /// A lock rendered already (`bytes`).
+    pub(crate) fn whole(bytes: Arc<[u8]>) -> Pending {
+        Pending { digest: crate::digest::sha256(&bytes), form: Form::Whole(bytes) }
+    }
+
+    /// The SHA-256 of its bytes.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        self.digest
+    }
+
+    /// How many bytes it is.
+    pub(crate) fn len(&self) -> usize {
+        match &self.form {
+            Form::Whole(b) => b.len(),
+            Form::Listed { rest, outputs, .. } => {
+                let entry = PATH.len() + HASH.len() + 64 + END.len();
+                let entries: usize = outputs.iter().map(|(p, _)| entry + crate::artifact::json::go_json_str_len(p)).sum();
+                rest.len() + OPEN.len() + entries + (outputs.len() - 1) * BETWEEN.len() + CLOSE.len()
+            }
+        }
+    }
+
+    /// Writes its bytes into `w` (which should buffer: the outputs go in small pieces).
+    pub(crate) fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let (rest, outputs) = match &self.form {
+            Form::Whole(b) => return w.write_all(b),
+            Form::Listed { rest, outputs, .. } => (rest, outputs),
+        };
         let mut hex = [0; 64];
         w.write_all(rest)?;
         w.write_all(OPEN)?;
@@ -274,16 +314,75 @@ fn written(lock: &Lock<Written<'_>>) -> Option<Arc<[u8]>> {
                 w.write_all(BETWEEN)?;
             }
             w.write_all(PATH)?;
-            write_go_json_str(&mut w, path)?;
+            crate::artifact::json::write_go_json_str(&mut *w, path)?;
             w.write_all(HASH)?;
             w.write_all(crate::digest::hex_into(digest, &mut hex).as_bytes())?;
             w.write_all(END)?;
         }
-        w.write_all(CLOSE)?;
-        Ok(w.is_empty())
-    };
-    let filled = Arc::get_mut(&mut shared).is_some_and(|w| fill(w).unwrap_or(false));
-    filled.then_some(shared)
+        w.write_all(CLOSE)
+    }
+
+    /// Its bytes, in one allocation of their length (for a sink that holds the tree).
+    pub(crate) fn bytes(&self) -> Arc<[u8]> {
+        if let Form::Whole(b) = &self.form {
+            return b.clone();
+        }
+        let mut shared: Arc<[u8]> = std::iter::repeat_n(0, self.len()).collect();
+        let filled = Arc::get_mut(&mut shared).is_some_and(|mut w| self.write_to(&mut w).is_ok() && w.is_empty());
+        if filled {
+            return shared;
+        }
+        let mut grown = Vec::new();
+        let _ = self.write_to(&mut grown);
+        grown.into()
+    }
+
+    /// What a stat record stamps of a redacted lock: how many inputs it lists, and its
+    /// outputs' paths in order. `None` for a lock with inline tokens (never recorded) or
+    /// whose bytes cannot be read back.
+    pub(crate) fn recorded(&self) -> Option<(usize, Vec<Cow<'_, str>>)> {
+        #[derive(Deserialize)]
+        struct Paths<'a> {
+            #[serde(borrow)]
+            secrets: Cow<'a, str>,
+            inputs: Vec<serde::de::IgnoredAny>,
+            #[serde(borrow)]
+            outputs: Vec<PathOf<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct PathOf<'a> {
+            #[serde(borrow)]
+            path: Cow<'a, str>,
+        }
+        match &self.form {
+            Form::Listed { outputs, inputs, redacted, .. } => {
+                redacted.then(|| (*inputs, outputs.iter().map(|(p, _)| Cow::Borrowed(p)).collect()))
+            }
+            Form::Whole(b) => {
+                let l = serde_json::from_slice::<Paths<'_>>(b).ok().filter(|l| l.secrets == mode_name(SecretMode::Redact))?;
+                Some((l.inputs.len(), l.outputs.into_iter().map(|o| o.path).collect()))
+            }
+        }
+    }
+
+    /// Its digest, by writing it through SHA-256.
+    fn hashed(&self) -> [u8; 32] {
+        use sha2::Digest;
+        // Unbuffered: SHA-256 keeps its own block, and a write into it cannot fail.
+        struct Hashing(sha2::Sha256);
+        impl std::io::Write for Hashing {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.update(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut h = Hashing(sha2::Sha256::new());
+        let _ = self.write_to(&mut h);
+        h.0.finalize().into()
+    }
 }
 
 /// An output's hash; a file holding inline tokens is hashed with them masked, so the
@@ -785,11 +884,22 @@ mod tests {
         ];
         for paths in tables {
             let table = Listed::sorted(paths.iter().enumerate().map(|(i, p)| ((*p).into(), [i as u8; 32])).collect());
-            let lock = head().with_outputs(Written(&table));
-            let want = crate::artifact::json::to_go_json(&lock);
-            assert_eq!(&render(&lock)[..], &want[..], "{paths:?}");
+            let want = crate::artifact::json::to_go_json(&head().with_outputs(Written(&table)));
+            let pending = Pending::of(&head().with_outputs(Written(&Listed::default())), table);
+            assert_eq!(&pending.bytes()[..], &want[..], "{paths:?}");
+            assert_eq!(pending.len(), want.len(), "{paths:?}");
+            assert_eq!(pending.digest(), crate::digest::sha256(&want), "{paths:?}");
             // Written here, not by serde, whenever there are outputs.
-            assert_eq!(written(&lock).is_some(), !paths.is_empty(), "{paths:?}");
+            assert_eq!(matches!(pending.form, Form::Listed { .. }), !paths.is_empty(), "{paths:?}");
+            // A record reads the same paths from it whichever way it was made.
+            let whole = Pending::whole(want.into());
+            assert_eq!(whole.digest(), pending.digest());
+            let (inputs, listed) = pending.recorded().expect("redacted");
+            let mut sorted = paths.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!((inputs, listed), (head().inputs.len(), sorted.into_iter().map(Cow::Borrowed).collect::<Vec<_>>()));
+            assert_eq!(whole.recorded(), pending.recorded(), "{paths:?}");
         }
     }
 

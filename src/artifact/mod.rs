@@ -1,5 +1,5 @@
-//! The compiled tree ([`ArtifactSet`] in memory, or a [`Sink`] it streams into) and its
-//! byte-exact JSON encoding: what projection produces and the output layer writes. A leaf
+//! The compiled tree ([`ArtifactSet`] in memory, or the files a compile streams into a
+//! sink, `output::sink`) and its byte-exact JSON encoding: what projection produces and the output layer writes. A leaf
 //! every layer may use.
 
 pub(crate) mod json;
@@ -34,7 +34,13 @@ impl Artifact {
 
     /// The file's permission bits in the tree.
     pub fn mode(&self) -> u32 {
-        match (self.secret, self.executable) {
+        Artifact::mode_for(self.secret, self.executable)
+    }
+
+    /// The permission bits of a file that is `secret` (holds a literal token) or
+    /// `executable`, as [`Artifact::mode`] gives them.
+    pub(crate) fn mode_for(secret: bool, executable: bool) -> u32 {
+        match (secret, executable) {
             (true, _) => 0o600,
             (false, true) => 0o755,
             (false, false) => 0o644,
@@ -64,7 +70,7 @@ pub(crate) fn distinct<'a>(files: impl IntoIterator<Item = &'a (String, Artifact
     files.into_iter().filter(move |(_, a)| seen.insert(a.rendering()))
 }
 
-/// A file on its way to a [`Sink`], with the hash the lock records for it.
+/// A file on its way to a sink (`output::sink`), with the hash the lock records for it.
 #[derive(Clone, Debug)]
 pub struct Output {
     pub path: String,
@@ -89,55 +95,3 @@ pub struct Recorded {
 /// the services whose key changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memo(pub BTreeMap<String, ([u8; 32], Vec<Recorded>)>);
-
-/// Where the compile puts the tree, a batch of files at a time, `clawc.lock` last: a
-/// batch's bytes may be dropped once taken, so a compile that writes as it goes holds one
-/// batch, not the tree. The batches are the same and come in the same order whatever
-/// the thread count.
-pub trait Sink {
-    /// Takes one batch. An error stops the sink: the compile goes on (its own errors come
-    /// first) but puts nothing more.
-    fn put(&mut self, batch: Vec<Output>) -> Result<(), crate::diag::Diagnostic>;
-
-    /// Whether the sink may hold files a compile need not render ([`Sink::reuse`]); when
-    /// not, the compile does not compute render keys.
-    fn reuses(&self) -> bool {
-        false
-    }
-
-    /// For each of `wanted` (an agent service and the render key of its inputs): its files
-    /// as the previous compile rendered them from inputs with that key, when the sink
-    /// holds them still unchanged (then they count as put, and the compile does not render
-    /// the service); `None` otherwise.
-    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
-        vec![None; wanted.len()]
-    }
-
-    /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
-    /// the lock is put.
-    fn remember(&mut self, _memo: Memo) {}
-
-    /// The digest of the descriptors this compile read ([`crate::lock::described_digest`]),
-    /// told as soon as they are read: a sink looking at the previous tree ahead of the
-    /// render keys stops when it is not the previous compile's, since then next to no key
-    /// is unchanged.
-    fn described(&mut self, _digest: [u8; 32]) {}
-}
-
-/// The whole tree in memory (the library API, `--check`, the golden tests).
-impl Sink for ArtifactSet {
-    fn put(&mut self, batch: Vec<Output>) -> Result<(), crate::diag::Diagnostic> {
-        self.0.extend(batch.into_iter().map(|o| (o.path, o.artifact)));
-        Ok(())
-    }
-}
-
-/// A sink that keeps nothing: for the commands that compile only to question what was
-/// resolved (`explain`, `who-can`, `report`), whose peak then holds a batch, not the tree.
-pub(crate) struct Discard;
-
-impl Sink for Discard {
-    fn put(&mut self, _: Vec<Output>) -> Result<(), crate::diag::Diagnostic> {
-        Ok(())
-    }
-}

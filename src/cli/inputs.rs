@@ -123,7 +123,7 @@ impl PodArgs {
         let settings = self.settings(&crate::compile::pod_dir(pod), None, Some(strict)).map_err(|r| r.print(format))?;
         // The same compile, diagnostics and all, but the tree is dropped as it is made:
         // these commands ask questions of the analysis, never of the files.
-        let (compiled, _) = crate::compile_into(&options(pod, &settings, SecretMode::Redact), &mut crate::artifact::Discard);
+        let (compiled, _) = crate::compile_into(&options(pod, &settings, SecretMode::Redact), &mut crate::output::sink::Discard);
         if compiled.analysis.is_none() || format == Format::Human {
             super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, format);
         }

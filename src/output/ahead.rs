@@ -223,7 +223,7 @@ mod tests {
         let Ok(Previous::Lock(old)) = previous_lock(&out) else { panic!("a lock") };
         // What a compile of the same pod tells its sink.
         struct Told(crate::artifact::ArtifactSet, Option<[u8; 32]>);
-        impl crate::artifact::Sink for Told {
+        impl crate::output::sink::Sink for Told {
             fn put(&mut self, batch: Vec<crate::artifact::Output>) -> Result<(), crate::diag::Diagnostic> {
                 self.0.put(batch)
             }

@@ -6,8 +6,9 @@
 //! would delete it (a regular file whose hash the previous lock records).
 
 use super::known::{Known, LockView};
+use super::sink::Sink;
 use super::write::{Kept, LEGACY_MANIFEST, NONE, Previous, codes, is_what_clawc_wrote, legacy_manifest_bytes, previous_lock};
-use crate::artifact::{ArtifactSet, Output, Sink};
+use crate::artifact::{ArtifactSet, Output};
 use crate::diag::Diagnostic;
 use crate::disk::{self, Contents, Kind};
 use serde::Serialize;

@@ -170,23 +170,23 @@ impl Known {
     /// digest, if the tree has one clawc can read), taking the stamps of the files `seen`
     /// current (those the record vouched for, by their index in `previous`, the previous
     /// lock's outputs, as the record has them) and looking at the files written now.
-    pub(crate) fn store(&self, out: &Path, seen: Seen, previous: &Outputs, lock: Option<(&[u8], [u8; 32])>, jobs: usize) {
-        let (Some(at), Some((bytes, digest))) = (&self.at, lock) else { return };
-        let Some(lock) = serde_json::from_slice::<LockPaths<'_>>(bytes).ok().filter(|l| is_redacted(&l.secrets)) else { return };
+    pub(crate) fn store(&self, out: &Path, seen: Seen, previous: &Outputs, lock: Option<&crate::lock::Pending>, jobs: usize) {
+        let (Some(at), Some(lock)) = (&self.at, lock) else { return };
+        let Some((inputs, paths)) = lock.recorded() else { return };
         let time = record::now();
         // No directory is stamped: the next check stamps them before it looks below them.
-        let mut next = Record::new(digest, time, lock.inputs.len(), lock.outputs.len(), 0);
+        let mut next = Record::new(lock.digest(), time, inputs, paths.len(), 0);
         let seen = &seen.sorted();
-        let threads = if lock.outputs.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
+        let threads = if paths.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
         // Each stamp written straight into the record (a list of them first was 6 MB at
         // 30,000 agent ids).
-        crate::jobs::fill_runs(&lock.outputs, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
+        crate::jobs::fill_runs(&paths, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
             let mut walk = crate::disk::Walk::new(out).ok();
-            for (o, entry) in run.iter().zip(entries.chunks_exact_mut(record::ENTRY)) {
-                let vouched = || previous.get(o.path.as_ref()).filter(|(i, _)| seen.was_vouched(*i)).map(|(i, _)| *i);
-                let stamp = seen.get(&o.path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
+            for (path, entry) in run.iter().zip(entries.chunks_exact_mut(record::ENTRY)) {
+                let vouched = || previous.get(path.as_ref()).filter(|(i, _)| seen.was_vouched(*i)).map(|(i, _)| *i);
+                let stamp = seen.get(path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
                     let walk = walk.as_mut()?;
-                    crate::disk::is_safe_relative(&o.path).then(|| walk.stat(&o.path)).flatten().map(|st| Stamp::of_stat(&st))
+                    crate::disk::is_safe_relative(path).then(|| walk.stat(path)).flatten().map(|st| Stamp::of_stat(&st))
                 });
                 record::put_entry(entry, stamp);
             }
@@ -198,24 +198,6 @@ impl Known {
 /// Whether a lock's `secrets` names a redacted tree.
 fn is_redacted(secrets: &str) -> bool {
     secrets == crate::lock::mode_name(crate::grant::SecretMode::Redact)
-}
-
-/// What the record's store needs of the new lock: whether it is redacted, how many inputs
-/// it lists, and its outputs' paths (at 30,000 agent ids 90,000 of them: their hashes are
-/// not read).
-#[derive(Deserialize)]
-struct LockPaths<'a> {
-    #[serde(borrow)]
-    secrets: Cow<'a, str>,
-    inputs: Vec<serde::de::IgnoredAny>,
-    #[serde(borrow)]
-    outputs: Vec<PathView<'a>>,
-}
-
-#[derive(Deserialize)]
-struct PathView<'a> {
-    #[serde(borrow)]
-    path: Cow<'a, str>,
 }
 
 /// The files a write found holding their new bytes. Those the record vouched for are

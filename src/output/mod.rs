@@ -6,4 +6,5 @@ pub mod check;
 pub(crate) mod known;
 pub(crate) mod memo;
 pub(crate) mod record;
+pub(crate) mod sink;
 pub mod write;

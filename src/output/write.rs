@@ -23,11 +23,12 @@
 use super::ahead::Ahead;
 use super::known::{Known, LockView, Seen};
 use super::record::Stamp;
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Sink};
+use super::sink::Sink;
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
-use crate::lock::LOCK;
+use crate::lock::{LOCK, Pending};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -162,8 +163,8 @@ struct Open {
     /// The memo's services already looked at (read ahead), and whether the record vouches
     /// for every one of their files.
     looked: HashMap<String, bool>,
-    /// The new `clawc.lock`, written last.
-    lock: Option<Output>,
+    /// The new `clawc.lock`, written last, and its mode.
+    lock: Option<(Pending, u32)>,
     /// Whether `<out>/.clawc-stage` was made by this writer.
     staging: bool,
     /// The directories made for `--out` (outermost first).
@@ -253,7 +254,7 @@ impl<'o> Writer<'o> {
         self.open()?;
         let open = self.open.as_mut().expect("opened above");
         if let Some(lock) = open.lock.take() {
-            open.take(out, std::slice::from_ref(&lock))?;
+            open.take_lock(out, &lock.0, lock.1)?;
             open.lock = Some(lock);
         }
         open.stale(out, secrets)?;
@@ -264,9 +265,8 @@ impl<'o> Writer<'o> {
             return Ok(summary);
         }
         let mut open = self.open.take().expect("opened above");
-        let lock = open.lock.take().map(|l| l.artifact.bytes);
-        // Its digest binds the record and the memo: computed once, for both.
-        let lock = lock.as_deref().filter(|_| open.known.keeps()).map(|b| (b, super::record::lock_digest(b)));
+        let lock = open.lock.take().map(|(l, _)| l).filter(|_| open.known.keeps());
+        let lock = lock.as_ref();
         let remembered = self.remembered.take();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
@@ -295,9 +295,17 @@ impl Sink for Writer<'_> {
         let out = self.out;
         let open = self.open()?;
         if let Some(i) = batch.iter().position(|o| o.path == LOCK) {
-            open.lock = Some(batch.remove(i));
+            let lock = batch.remove(i).artifact;
+            let mode = lock.mode();
+            open.lock = Some((Pending::whole(lock.bytes), mode));
         }
         open.take(out, &batch)
+    }
+
+    /// Keeps the lock to be written as it is made, after the rest, at the finish.
+    fn lock(&mut self, lock: Pending, secret: bool) -> Result<(), Diagnostic> {
+        self.open()?.lock = Some((lock, Artifact::mode_for(secret, false)));
+        Ok(())
     }
 
     fn reuses(&self) -> bool {
@@ -575,17 +583,17 @@ impl Previous {
         }
     }
 
-    /// Whether the lock read when `--out` was opened is known not to be `sha256` (hex):
-    /// then a new lock is written without reading the old one again to compare.
-    fn lock_is_not(&self, sha256: &str) -> bool {
-        matches!(self, Previous::Lock(l) if crate::digest::from_hex(sha256) != Some(l.digest))
+    /// Whether the lock read when `--out` was opened is known not to be the one whose
+    /// digest is `digest`: then a new lock is written without reading the old one again.
+    fn lock_is_not(&self, digest: &[u8; 32]) -> bool {
+        matches!(self, Previous::Lock(l) if *digest != l.digest)
     }
 
     /// Whether the lock found with `meta` is the one read when `--out` was opened, untouched
-    /// since (its stamp), and that one is `sha256` (hex): then it is current without being
-    /// read again (14 MB at 30,000 agent ids).
-    fn lock_is(&self, sha256: &str, meta: &fs::Metadata) -> bool {
-        matches!(self, Previous::Lock(l) if crate::digest::from_hex(sha256) == Some(l.digest) && l.stamp == Some(Stamp::of(meta)))
+    /// since (its stamp), and that one's digest is `digest`: then it is current without
+    /// being read again (14 MB at 30,000 agent ids).
+    fn lock_is(&self, digest: &[u8; 32], meta: &fs::Metadata) -> bool {
+        matches!(self, Previous::Lock(l) if *digest == l.digest && l.stamp == Some(Stamp::of(meta)))
     }
 }
 
@@ -633,10 +641,7 @@ impl Open {
                         self.seen.vouched(i);
                         continue;
                     }
-                    // Its bytes were read at the open (1.4 MB at 3,000 agent ids).
-                    Found::File(_) if rel == LOCK && self.previous.lock_is_not(&o.sha256) => {}
-                    // The lock read at the open, untouched since, is compared by its digest.
-                    Found::File(meta) if is_current(out, rel, a, &meta, rel == LOCK && self.previous.lock_is(&o.sha256, &meta)) => {
+                    Found::File(meta) if is_current(out, rel, a, &meta) => {
                         self.summary.unchanged += 1;
                         self.seen.push(rel.clone(), Stamp::of(&meta));
                         continue;
@@ -650,6 +655,41 @@ impl Open {
             }
         }
         Ok(())
+    }
+
+    /// Decides the new lock as [`Open::plan`] decides a file, and stages it (written as it
+    /// is made) if it changes. The lock read when `--out` was opened is known by its digest:
+    /// found with the stamp it was read with, it is not read again, and a new lock with
+    /// another digest replaces it unread (1.4 MB at 3,000 agent ids).
+    fn take_lock(&mut self, out: &Path, lock: &Pending, mode: u32) -> Result<(), Diagnostic> {
+        let digest = lock.digest();
+        let found = disk::inspect_in(out, LOCK, &mut disk::Dirs::default()).map_err(|e| io("inspect", &out.join(LOCK), e))?;
+        let current = |meta: &fs::Metadata| {
+            meta.len() == lock.len() as u64
+                && meta.permissions().mode() & 0o777 == mode
+                && (self.previous.lock_is(&digest, meta)
+                    || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if crate::digest::sha256(&b) == digest))
+        };
+        match found {
+            Found::File(_) if self.previous.lock_is_not(&digest) => {}
+            Found::File(meta) if current(&meta) => {
+                self.summary.unchanged += 1;
+                self.seen.push(LOCK.to_string(), Stamp::of(&meta));
+                return Ok(());
+            }
+            // Whatever is there is replaced: the lock is always clawc's to write.
+            Found::Missing | Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) => {}
+            Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+            Found::Other(_) => return Err(not_owned(out, LOCK, &found, self.previous.outputs().is_none())),
+        }
+        let name = self.journal.writes.len().to_string();
+        self.journal.writes.push((name.clone(), LOCK.to_string()));
+        let dir = self.staging(out)?;
+        stage_with(&dir, &name, mode, |f| {
+            let mut w = std::io::BufWriter::with_capacity(256 * 1024, f);
+            lock.write_to(&mut w)?;
+            w.flush()
+        })
     }
 
     /// The previous tree's files the new one no longer has: deleted if they are what
@@ -729,7 +769,7 @@ impl Open {
     /// After the write, for the next compile: the stat record (when `record`) and the
     /// render memo, both bound to the new lock (its bytes and digest), side by side when
     /// there are threads for it (at 3,000 agent ids they are 1 and 1.3 MB).
-    fn keep(&mut self, out: &Path, lock: Option<(&[u8], [u8; 32])>, memo: Option<&Memo>, record: bool) {
+    fn keep(&mut self, out: &Path, lock: Option<&Pending>, memo: Option<&Memo>, record: bool) {
         let seen = std::mem::take(&mut self.seen);
         let open = &*self;
         let store = move || {
@@ -737,7 +777,7 @@ impl Open {
                 open.known.store(out, seen, open.previous.outputs().unwrap_or(&*NONE), lock, open.threads);
             }
         };
-        let remember = || open.remember(lock.map(|(_, d)| d), memo);
+        let remember = || open.remember(lock.map(Pending::digest), memo);
         if open.threads > 1 && record && memo.is_some() {
             std::thread::scope(|s| {
                 s.spawn(remember);
@@ -780,10 +820,9 @@ pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: Option<&[u8; 32]>, secrets
     hash.is_some_and(|h| sha256(bytes) == *h || sha256(&crate::secrets::mask(bytes, secrets)) == *h)
 }
 
-/// Whether the file found with `meta` already is `a`: its length, its mode, and its bytes
-/// (read, unless `known_same` says they are).
-fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata, known_same: bool) -> bool {
-    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && (known_same || same_bytes(out, rel, a))
+/// Whether the file found with `meta` already is `a`: its length, its mode, and its bytes.
+fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
+    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && same_bytes(out, rel, a)
 }
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
@@ -870,12 +909,16 @@ impl Open {
 /// Stages one file as `<dir>/<name>`: created new (never through anything already
 /// there), with the artifact's mode.
 fn stage_one(dir: &Path, name: &str, a: &Artifact) -> Result<(), Diagnostic> {
+    stage_with(dir, name, a.mode(), |mut f| f.write_all(&a.bytes))
+}
+
+/// Stages `<dir>/<name>` with `mode`, its bytes written by `write`.
+fn stage_with(dir: &Path, name: &str, mode: u32, write: impl FnOnce(&fs::File) -> io::Result<()>) -> Result<(), Diagnostic> {
     let path = dir.join(name);
-    let mut f =
-        fs::OpenOptions::new().write(true).create_new(true).mode(a.mode()).open(&path).map_err(|e| io("stage a file in", dir, e))?;
-    f.write_all(&a.bytes).map_err(|e| io("write", &path, e))?;
+    let f = fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path).map_err(|e| io("stage a file in", dir, e))?;
+    write(&f).map_err(|e| io("write", &path, e))?;
     // The umask must not loosen or tighten what clawc promises.
-    f.set_permissions(fs::Permissions::from_mode(a.mode())).map_err(|e| io("set the mode of", &path, e))
+    f.set_permissions(fs::Permissions::from_mode(mode)).map_err(|e| io("set the mode of", &path, e))
 }
 
 fn interruption() -> Diagnostic {
@@ -989,7 +1032,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path();
         let bytes = br#"{"secrets":"redact","inputs":[],"outputs":[]}"#;
-        let sha = crate::digest::sha256_hex(bytes);
+        let sha = crate::digest::sha256(bytes);
         std::fs::write(out.join(LOCK), bytes).unwrap();
         // Stamped at or after the clock's tick when it is read (here, in the future): never
         // taken unread.
@@ -1006,7 +1049,7 @@ mod tests {
         let read = previous_lock(out).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(read.lock_is(&sha, &meta));
-        assert!(!read.lock_is(&crate::digest::sha256_hex(b"other"), &meta), "another digest");
+        assert!(!read.lock_is(&crate::digest::sha256(b"other"), &meta), "another digest");
         // Edited after it was read, to the same bytes and modification time: its status
         // change time moved, so it is read again.
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -511,3 +511,36 @@ fn a_lock_that_is_a_fifo_or_a_symlink_is_neither_read_nor_followed() {
         assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}, {kind}");
     }
 }
+
+/// The new lock is written as it is made, not held, and decided as any file is: a
+/// directory in its place (not clawc's, never emptied) stops the write before anything
+/// changes, and a lock of the true bytes with another mode is written again, whether the
+/// read-ahead read it or not.
+#[test]
+fn a_lock_that_is_a_directory_is_refused_and_one_with_another_mode_is_written_again() {
+    use std::os::unix::fs::PermissionsExt;
+    for jobs in ["2", "1"] {
+        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let env = cached(&cache);
+        settled(&pod, &env);
+        let want = tree(&pod.path("out"));
+        let lock = pod.path("out/clawc.lock");
+        std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o600)).unwrap();
+        tick();
+        let again = summary(&pod.run_with_env(&["--jobs", jobs], &env));
+        assert_eq!(again["written"], serde_json::json!(["clawc.lock"]), "--jobs {jobs}: {again}");
+        assert_eq!(std::fs::metadata(&lock).unwrap().permissions().mode() & 0o777, 0o644, "--jobs {jobs}");
+        assert_eq!(tree(&pod.path("out")), want, "--jobs {jobs}");
+
+        std::fs::remove_file(&lock).unwrap();
+        std::fs::create_dir(&lock).unwrap();
+        std::fs::write(lock.join("mine"), "MINE").unwrap();
+        let before = tree(&pod.path("out"));
+        let run = pod.run_with_env(&["--jobs", jobs], &env);
+        assert_eq!(run.code, 3, "--jobs {jobs}: {}", run.stderr);
+        assert!(run.stdout.contains("clawc.lock") && run.stdout.contains("a directory"), "--jobs {jobs}: {}", run.stdout);
+        assert_eq!(tree(&pod.path("out")), before, "--jobs {jobs}: nothing changed");
+        assert_eq!(std::fs::read(lock.join("mine")).unwrap(), b"MINE");
+        assert!(!pod.path("out/.clawc-stage").exists(), "--jobs {jobs}: no staging left");
+    }
+}

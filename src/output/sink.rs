@@ -1,0 +1,73 @@
+//! Where a compile puts the tree it makes, a batch at a time: the whole tree in memory
+//! ([`ArtifactSet`]), nothing (`Discard`), a write into `--out`
+//! ([`super::write::Writer`]), or a comparison with it ([`super::check::Drift`]).
+
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
+use crate::diag::Diagnostic;
+use crate::lock::{LOCK, Pending};
+
+/// Where the compile puts the tree, a batch of files at a time, `clawc.lock` last: a
+/// batch's bytes may be dropped once taken, so a compile that writes as it goes holds one
+/// batch, not the tree. The batches are the same and come in the same order whatever
+/// the thread count.
+pub trait Sink {
+    /// Takes one batch. An error stops the sink: the compile goes on (its own errors come
+    /// first) but puts nothing more.
+    fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic>;
+
+    /// Whether the sink may hold files a compile need not render ([`Sink::reuse`]); when
+    /// not, the compile does not compute render keys.
+    fn reuses(&self) -> bool {
+        false
+    }
+
+    /// For each of `wanted` (an agent service and the render key of its inputs): its files
+    /// as the previous compile rendered them from inputs with that key, when the sink
+    /// holds them still unchanged (then they count as put, and the compile does not render
+    /// the service); `None` otherwise.
+    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+        vec![None; wanted.len()]
+    }
+
+    /// Takes `clawc.lock`, after every other file: `secret` when any output holds a literal
+    /// token (the lock is then as sensitive). By default its bytes are made and put as a
+    /// batch of their own; a sink that writes it may instead write it as it is made.
+    fn lock(&mut self, lock: Pending, secret: bool) -> Result<(), Diagnostic> {
+        let bytes = lock.bytes();
+        let sha256 = hex::encode(lock.digest());
+        self.put(vec![Output { path: LOCK.to_string(), artifact: Artifact { bytes, secret, executable: false }, sha256 }])
+    }
+
+    /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
+    /// the lock is put.
+    fn remember(&mut self, _memo: Memo) {}
+
+    /// The digest of the descriptors this compile read ([`crate::lock::described_digest`]),
+    /// told as soon as they are read: a sink looking at the previous tree ahead of the
+    /// render keys stops when it is not the previous compile's, since then next to no key
+    /// is unchanged.
+    fn described(&mut self, _digest: [u8; 32]) {}
+}
+
+/// The whole tree in memory (the library API, `--check`, the golden tests).
+impl Sink for ArtifactSet {
+    fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic> {
+        self.0.extend(batch.into_iter().map(|o| (o.path, o.artifact)));
+        Ok(())
+    }
+}
+
+/// A sink that keeps nothing: for the commands that compile only to question what was
+/// resolved (`explain`, `who-can`, `report`), whose peak then holds a batch, not the tree.
+pub(crate) struct Discard;
+
+impl Sink for Discard {
+    fn put(&mut self, _: Vec<Output>) -> Result<(), Diagnostic> {
+        Ok(())
+    }
+
+    /// Not even made.
+    fn lock(&mut self, _: Pending, _: bool) -> Result<(), Diagnostic> {
+        Ok(())
+    }
+}
