@@ -561,7 +561,7 @@ pub(crate) struct Stream<'s> {
     sink: &'s mut dyn Sink,
     pub failed: Option<Diagnostic>,
     /// Every output put so far and its hash, in the order put.
-    outputs: Vec<(Box<str>, [u8; 32])>,
+    outputs: Vec<(Arc<str>, [u8; 32])>,
     secret: bool,
 }
 
@@ -717,7 +717,7 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         for ((service, key), files) in wanted.iter().zip(self.stream.sink.reuse(&wanted)) {
             let Some(files) = files else { continue };
             for f in &files {
-                self.stream.outputs.push((f.path.as_str().into(), f.digest));
+                self.stream.outputs.push((f.path.clone(), f.digest));
             }
             self.memo.0.insert(service.to_string(), (**key, files));
             taken.insert(*service);
@@ -746,12 +746,15 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         };
         let start = self.stream.outputs.len();
         self.stream.put(files, self.secrets, self.threads);
-        let put: std::collections::HashMap<&str, &[u8; 32]> = self.stream.outputs[start..].iter().map(|(p, d)| (&**p, d)).collect();
+        let put: std::collections::HashMap<&str, (&Arc<str>, &[u8; 32])> =
+            self.stream.outputs[start..].iter().map(|(p, d)| (&**p, (p, d))).collect();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.
-            let recorded: Option<Vec<Recorded>> =
-                paths.into_iter().map(|(path, mode)| Some(Recorded { digest: **put.get(path.as_str())?, path, mode })).collect();
+            let recorded: Option<Vec<Recorded>> = paths
+                .into_iter()
+                .map(|(path, mode)| put.get(path.as_str()).map(|(p, d)| Recorded { path: Arc::clone(p), digest: **d, mode }))
+                .collect();
             if let Some(recorded) = recorded {
                 self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
             }

@@ -115,12 +115,14 @@ impl<O> Lock<O> {
 
 /// A compile's outputs with their hashes, in path order, each path once: a list sorted
 /// once, not a map grown one path at a time (at 30,000 agent ids it holds 90,000 paths).
+/// A path is shared with the render memo, and, for a file taken from the tree, with the
+/// previous lock's table (`output::write::Outputs`): one copy of it, not three.
 #[derive(Default)]
-pub(crate) struct Listed(Vec<(Box<str>, [u8; 32])>);
+pub(crate) struct Listed(Vec<(Arc<str>, [u8; 32])>);
 
 impl Listed {
     /// `outputs` put in path order; of a path put twice, the hash put last.
-    pub(crate) fn sorted(mut outputs: Vec<(Box<str>, [u8; 32])>) -> Listed {
+    pub(crate) fn sorted(mut outputs: Vec<(Arc<str>, [u8; 32])>) -> Listed {
         // Stable: the later of two equal paths stays later, and is the one kept (moved into
         // the earlier one's place, in place: no second list).
         outputs.sort_by(|a, b| a.0.cmp(&b.0));

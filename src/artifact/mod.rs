@@ -83,7 +83,8 @@ pub struct Output {
 /// it from the tree without rendering it again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorded {
-    pub path: String,
+    /// Shared with the lock's list of outputs (`lock::Listed`).
+    pub path: Arc<str>,
     /// SHA-256 of its bytes, as the lock records it.
     pub digest: [u8; 32],
     /// Its permission bits (see [`Artifact::mode`]).

@@ -131,7 +131,7 @@ fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known
             break;
         }
         // A memo naming an unsafe path is not taken from (the write says so again).
-        if check_names(files.iter().map(|f| &f.path)).is_err() {
+        if check_names(files.iter().map(|f| &*f.path)).is_err() {
             continue;
         }
         let vouched = files.iter().all(|f| known.looks_recorded(&mut walk, previous, f));
@@ -200,7 +200,7 @@ mod tests {
         // One file of one service changed with its size and mtime kept: only that service
         // is not vouched for.
         let (edited, (_, files)) = memo.0.iter().next().unwrap();
-        let path = out.join(&files[0].path);
+        let path = out.join(&*files[0].path);
         let (bytes, mtime) = (fs::read(&path).unwrap(), fs::metadata(&path).unwrap().modified().unwrap());
         let mut forged = bytes.clone();
         forged[0] ^= 1;

@@ -153,7 +153,7 @@ impl<'a> Drift<'a> {
                 if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut open.dirs)?
                     && is_what_clawc_wrote(&old, hash, secrets)
                 {
-                    found.push(FileDrift { path: rel.clone(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
+                    found.push(FileDrift { path: rel.to_string(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
                 }
             }
             if let Some(old) = legacy_manifest_bytes(out) {

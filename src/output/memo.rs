@@ -12,9 +12,11 @@
 //! a write uses it: `--check` always renders, so a committed tree is always compared with
 //! what the inputs make now.
 
+use super::write::Outputs;
 use crate::artifact::{Memo, Recorded};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const MAGIC: &[u8; 16] = b"clawc-memo-1\n\0\0\0";
 /// The largest memo read (a 30,000-agent pod's is about 7 MB).
@@ -28,10 +30,11 @@ pub(crate) fn path(record: &Path) -> PathBuf {
 }
 
 /// The memo at `path` if it is whole and was stored with the lock whose digest is `lock`,
-/// with the [`Seal`] of its bytes.
-pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Memo, Seal)> {
+/// with the [`Seal`] of its bytes. Its files' paths that `listed` (that lock's outputs)
+/// holds are shared with it, not copied: at 30,000 agent ids they are 90,000 strings.
+pub(crate) fn load(path: &Path, lock: &[u8; 32], listed: &Outputs) -> Option<(Memo, Seal)> {
     let b = super::record::read_bounded(path, MAX_SIZE)?;
-    let memo = decode(&b, lock)?;
+    let memo = decode(&b, lock, listed)?;
     let sum = u32::from_le_bytes(b[b.len() - 4..].try_into().ok()?);
     Some((memo, Seal { len: b.len(), sum }))
 }
@@ -120,7 +123,7 @@ fn put_str(w: &mut impl Write, s: &str) -> std::io::Result<()> {
     w.write_all(s.as_bytes())
 }
 
-fn decode(b: &[u8], lock: &[u8; 32]) -> Option<Memo> {
+fn decode(b: &[u8], lock: &[u8; 32], listed: &Outputs) -> Option<Memo> {
     let (body, sum) = b.split_at_checked(b.len().checked_sub(4)?)?;
     if crc32fast::hash(body).to_le_bytes() != *sum {
         return None;
@@ -137,7 +140,8 @@ fn decode(b: &[u8], lock: &[u8; 32]) -> Option<Memo> {
         // Every file takes at least 40 bytes: a count cannot ask for more than is there.
         let mut files = Vec::with_capacity(count.min(r.0.len() / 40));
         for _ in 0..count {
-            let path = r.string()?;
+            let path = r.str()?;
+            let path = listed.get_key_value(path).map_or_else(|| Arc::from(path), |(shared, _)| Arc::clone(shared));
             let digest = r.take(32)?.try_into().ok()?;
             let mode = u32::from_le_bytes(r.take(4)?.try_into().ok()?);
             files.push(Recorded { path, digest, mode });
@@ -162,8 +166,12 @@ impl<'b> Reader<'b> {
     }
 
     fn string(&mut self) -> Option<String> {
+        self.str().map(str::to_string)
+    }
+
+    fn str(&mut self) -> Option<&'b str> {
         let n = self.len()?;
-        String::from_utf8(self.take(n)?.to_vec()).ok()
+        std::str::from_utf8(self.take(n)?).ok()
     }
 }
 
@@ -172,7 +180,7 @@ mod tests {
     use super::*;
 
     fn memo() -> Memo {
-        let file = |p: &str, d: u8, mode: u32| Recorded { path: p.to_string(), digest: [d; 32], mode };
+        let file = |p: &str, d: u8, mode: u32| Recorded { path: p.into(), digest: [d; 32], mode };
         let mut m = Memo::default();
         m.0.insert("a".into(), ([1; 32], vec![file("context/a/CLAWDAPUS.md", 2, 0o644), file("report/a.json", 3, 0o644)]));
         m.0.insert("b".into(), ([4; 32], vec![]));
@@ -191,20 +199,28 @@ mod tests {
     #[test]
     fn a_memo_decodes_as_stored_and_only_for_its_lock() {
         let b = bytes(&[9; 32], &memo());
-        assert_eq!(decode(&b, &[9; 32]), Some(memo()));
-        assert_eq!(decode(&b, &[8; 32]), None);
+        assert_eq!(decode(&b, &[9; 32], &Outputs::new()), Some(memo()));
+        assert_eq!(decode(&b, &[8; 32], &Outputs::new()), None);
+        // A path its lock lists is that lock's table's string, not a copy; one it does not
+        // list is read all the same.
+        let listed: Outputs = [(Arc::from("report/a.json"), (0, Some([3; 32])))].into_iter().collect();
+        let decoded = decode(&b, &[9; 32], &listed).unwrap();
+        assert_eq!(decoded, memo());
+        let (shared, _) = listed.get_key_value("report/a.json").unwrap();
+        assert!(Arc::ptr_eq(&decoded.0["a"].1[1].path, shared));
+        assert!(!Arc::ptr_eq(&decoded.0["a"].1[0].path, shared));
     }
 
     #[test]
     fn a_torn_or_garbled_memo_is_ignored() {
         let b = bytes(&[9; 32], &memo());
         for n in 0..b.len() {
-            assert_eq!(decode(&b[..n], &[9; 32]), None, "cut at {n}");
+            assert_eq!(decode(&b[..n], &[9; 32], &Outputs::new()), None, "cut at {n}");
         }
         for i in 0..b.len() {
             let mut bad = b.clone();
             bad[i] ^= 0x40;
-            assert_eq!(decode(&bad, &[9; 32]), None, "byte {i} flipped");
+            assert_eq!(decode(&bad, &[9; 32], &Outputs::new()), None, "byte {i} flipped");
         }
     }
 
@@ -218,6 +234,6 @@ mod tests {
         b.extend_from_slice(&u32::MAX.to_le_bytes());
         let sum = crc32fast::hash(&b);
         b.extend_from_slice(&sum.to_le_bytes());
-        assert_eq!(decode(&b, &[9; 32]), None);
+        assert_eq!(decode(&b, &[9; 32], &Outputs::new()), None);
     }
 }

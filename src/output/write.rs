@@ -110,7 +110,7 @@ pub fn write_tree_with(
     secrets: &BTreeMap<String, String>,
     opts: WriteOptions<'_>,
 ) -> Result<WriteSummary, Diagnostic> {
-    check_names(artifacts.0.keys())?;
+    check_names(artifacts.0.keys().map(String::as_str))?;
     let new_lock = LockView::among(artifacts);
     let hashes = new_lock.as_ref().map(LockView::hashes).unwrap_or_default();
     let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(LockView::redacted));
@@ -291,7 +291,7 @@ impl<'o> Writer<'o> {
 
 impl Sink for Writer<'_> {
     fn put(&mut self, mut batch: Vec<Output>) -> Result<(), Diagnostic> {
-        check_names(batch.iter().map(|o| &o.path))?;
+        check_names(batch.iter().map(|o| o.path.as_str()))?;
         let out = self.out;
         let open = self.open()?;
         if let Some(i) = batch.iter().position(|o| o.path == LOCK) {
@@ -375,7 +375,7 @@ fn remove_made(made: &[PathBuf]) {
 }
 
 /// Every output path must be plain names, and none may be clawc's own bookkeeping.
-pub(super) fn check_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> Result<(), Diagnostic> {
+pub(super) fn check_names<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<(), Diagnostic> {
     for rel in paths {
         let first = rel.split('/').next().unwrap_or_default();
         if !is_safe_relative(rel) || [STAGE, LEGACY_MANIFEST].contains(&first) {
@@ -407,7 +407,7 @@ pub(super) fn known_and_memo(
     untrusted: &[&Path],
 ) -> (Known, Option<(Memo, super::memo::Seal)>) {
     let known = Known::load(out, old, redacted, records, untrusted);
-    let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
+    let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest, &l.outputs));
     (known, memo)
 }
 
@@ -510,7 +510,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                     // was copied and faulted in again).
                     let mut table = Outputs::with_capacity(l.outputs.len());
                     let safe = l.outputs.iter().enumerate().filter(|(_, o)| is_safe_relative(&o.path));
-                    table.extend(safe.map(|(i, o)| (o.path.to_string(), (i, crate::digest::from_hex(&o.sha256)))));
+                    table.extend(safe.map(|(i, o)| (Arc::from(&*o.path), (i, crate::digest::from_hex(&o.sha256)))));
                     table
                 },
             }),
@@ -530,7 +530,10 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
 /// come from the lock in `--out` (written by whoever opened the pull request), so the
 /// table keeps the standard library's randomly keyed hasher. Nothing iterates it in its
 /// own order: [`Kept::stale`] sorts what it returns.
-pub(crate) type Outputs = HashMap<String, (usize, Option<[u8; 32]>)>;
+///
+/// A path is shared (not copied) by the render memo's files and, for the files taken
+/// from the tree, by the new lock's list.
+pub(crate) type Outputs = HashMap<Arc<str>, (usize, Option<[u8; 32]>)>;
 
 /// Which of the previous lock's outputs (by their index in it) a compile put again; the
 /// rest are the previous tree's stale files. A flag each, not every path put: this grows
@@ -558,11 +561,11 @@ impl Kept {
 
     /// The outputs of `previous` not put again (the lock aside): path and SHA-256, in path
     /// order.
-    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> Vec<(&'p String, Option<&'p [u8; 32]>)> {
-        let mut stale: Vec<(&String, Option<&[u8; 32]>)> = previous
+    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> Vec<(&'p str, Option<&'p [u8; 32]>)> {
+        let mut stale: Vec<(&str, Option<&[u8; 32]>)> = previous
             .iter()
-            .filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && *rel != LOCK)
-            .map(|(rel, (_, hash))| (rel, hash.as_ref()))
+            .filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && &***rel != LOCK)
+            .map(|(rel, (_, hash))| (&**rel, hash.as_ref()))
             .collect();
         stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
         stale
@@ -700,7 +703,7 @@ impl Open {
             match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
                 Contents::Missing => {}
                 Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
-                    self.journal.deletes.push((rel.clone(), sha256_hex(&b)));
+                    self.journal.deletes.push((rel.to_string(), sha256_hex(&b)));
                 }
                 _ => self.summary.warnings.push(
                     Diagnostic::warning(
@@ -728,7 +731,7 @@ impl Open {
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
                 let ahead = self.looked.remove(*service);
-                (memo_key == **key && check_names(files.iter().map(|f| &f.path)).is_ok()).then_some((files, ahead))
+                (memo_key == **key && check_names(files.iter().map(|f| &*f.path)).is_ok()).then_some((files, ahead))
             })
             .collect();
         let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
