@@ -201,6 +201,13 @@ fn settled(pod: &super::harness::Pod, env: &[(&str, &str)]) {
     tick();
 }
 
+/// [`three_agents`] [`settled`], with the directory of its record and memo.
+fn settled_three_agents() -> (super::harness::Pod, tempfile::TempDir) {
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    settled(&pod, &cached(&cache));
+    (pod, cache)
+}
+
 /// The environment of a compile that keeps its record and memo in `cache`.
 fn cached(cache: &tempfile::TempDir) -> [(&'static str, &str); 2] {
     [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap()), ("CLAWC_IMAGES", "none")]
@@ -268,9 +275,8 @@ fn the_keys_are_the_same_whatever_the_thread_count() {
 #[test]
 fn a_service_whose_file_was_edited_behind_clawcs_back_is_rendered_again() {
     for jobs in ["2", "1"] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let (pod, cache) = settled_three_agents();
         let env = cached(&cache);
-        settled(&pod, &env);
         let before = tree(&pod.path("out"));
         super::harness::forge(&pod.path("out/context/c-1/tools.json"), false);
         tick();
@@ -427,9 +433,8 @@ fn a_previous_lock_with_forged_inputs_only_steers_the_read_ahead() {
         serde_json::Value::Null,
     ];
     for jobs in ["2", "1"] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let (pod, cache) = settled_three_agents();
         let env = cached(&cache);
-        settled(&pod, &env);
         let want = tree(&pod.path("out"));
         let lock_path = pod.path("out/clawc.lock");
         let true_lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
@@ -464,9 +469,8 @@ fn a_previous_lock_with_forged_inputs_only_steers_the_read_ahead() {
 #[test]
 fn a_lock_edited_behind_clawcs_back_is_written_again() {
     for (jobs, replace) in [("2", false), ("2", true), ("1", false)] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let (pod, cache) = settled_three_agents();
         let env = cached(&cache);
-        settled(&pod, &env);
         let want = tree(&pod.path("out"));
         let again = summary(&pod.run_with_env(&["--jobs", jobs], &env));
         assert_eq!(again["written"], serde_json::json!([]), "--jobs {jobs}: an unchanged lock is not written: {again}");
@@ -487,9 +491,8 @@ fn a_lock_edited_behind_clawcs_back_is_written_again() {
 #[test]
 fn a_lock_that_is_a_fifo_or_a_symlink_is_neither_read_nor_followed() {
     for (jobs, kind) in [("2", "fifo"), ("1", "fifo"), ("2", "symlink"), ("1", "symlink")] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let (pod, cache) = settled_three_agents();
         let env = cached(&cache);
-        settled(&pod, &env);
         let want = tree(&pod.path("out"));
         let outside = pod.path("outside.lock");
         std::fs::write(&outside, "OUTSIDE").unwrap();
@@ -520,9 +523,8 @@ fn a_lock_that_is_a_fifo_or_a_symlink_is_neither_read_nor_followed() {
 fn a_lock_that_is_a_directory_is_refused_and_one_with_another_mode_is_written_again() {
     use std::os::unix::fs::PermissionsExt;
     for jobs in ["2", "1"] {
-        let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+        let (pod, cache) = settled_three_agents();
         let env = cached(&cache);
-        settled(&pod, &env);
         let want = tree(&pod.path("out"));
         let lock = pod.path("out/clawc.lock");
         std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o600)).unwrap();
