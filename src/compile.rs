@@ -583,7 +583,8 @@ impl<'s> Stream<'s> {
             .map(|(path, artifact)| {
                 let digest = hashes[&artifact.rendering()];
                 self.secret |= artifact.secret;
-                self.outputs.push((path.as_str().into(), digest));
+                let path: Arc<str> = path.into();
+                self.outputs.push((Arc::clone(&path), digest));
                 Output { path, artifact, sha256: hex::encode(digest) }
             })
             .collect();

@@ -73,7 +73,8 @@ pub(crate) fn distinct<'a>(files: impl IntoIterator<Item = &'a (String, Artifact
 /// A file on its way to a sink (`output::sink`), with the hash the lock records for it.
 #[derive(Clone, Debug)]
 pub struct Output {
-    pub path: String,
+    /// Shared with the lock's list of outputs and the write's journal.
+    pub path: Arc<str>,
     pub artifact: Artifact,
     /// Hex SHA-256 of its bytes (with inline tokens masked: see `lock`).
     pub sha256: String,

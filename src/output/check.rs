@@ -88,7 +88,7 @@ pub fn drift_with(
     let mut drift = Drift::new(out, redacted, records.filter(|_| new_lock.is_some()), untrusted);
     let batch = artifacts.0.iter().map(|(rel, a)| {
         let sha256 = hashes.get(rel.as_str()).map(ToString::to_string).unwrap_or_default();
-        Output { path: rel.clone(), artifact: a.clone(), sha256 }
+        Output { path: rel.as_str().into(), artifact: a.clone(), sha256 }
     });
     drift.put(batch.collect())?;
     drift.finish(secrets)
@@ -172,7 +172,7 @@ impl Sink for Drift<'_> {
         let previous = open.previous.outputs().unwrap_or(&*NONE);
         for Output { path: rel, artifact: a, sha256 } in batch {
             open.kept.mark(previous, &rel);
-            let change = |kind, old, found| FileDrift { path: rel.clone(), kind, old, new: a.bytes.to_vec(), found };
+            let change = |kind, old, found| FileDrift { path: rel.to_string(), kind, old, new: a.bytes.to_vec(), found };
             if let Some(what) = &open.not_a_directory {
                 open.found.push(change(ChangeKind::Update, Vec::new(), Some(what.clone())));
                 continue;

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the previous compile's record says of the tree.
 pub(crate) struct Known {
@@ -209,13 +210,13 @@ fn is_redacted(secrets: &str) -> bool {
 /// grew.)
 #[derive(Default)]
 pub(crate) struct Seen {
-    read: Vec<(String, Stamp)>,
+    read: Vec<(Arc<str>, Stamp)>,
     vouched: Vec<bool>,
 }
 
 impl Seen {
     /// `path`, read and found current, stamped `stamp`.
-    pub(crate) fn push(&mut self, path: String, stamp: Stamp) {
+    pub(crate) fn push(&mut self, path: Arc<str>, stamp: Stamp) {
         self.read.push((path, stamp));
     }
 
@@ -239,6 +240,6 @@ impl Seen {
 
     /// The stamp of `path`, if it was read and found current (once [`Seen::sorted`]).
     fn get(&self, path: &str) -> Option<Stamp> {
-        self.read.binary_search_by(|(p, _)| p.as_str().cmp(path)).ok().map(|i| self.read[i].1)
+        self.read.binary_search_by(|(p, _)| (**p).cmp(path)).ok().map(|i| self.read[i].1)
     }
 }

@@ -35,7 +35,7 @@ pub trait Sink {
     fn lock(&mut self, lock: Pending, secret: bool) -> Result<(), Diagnostic> {
         let bytes = lock.bytes();
         let sha256 = hex::encode(lock.digest());
-        self.put(vec![Output { path: LOCK.to_string(), artifact: Artifact { bytes, secret, executable: false }, sha256 }])
+        self.put(vec![Output { path: LOCK.into(), artifact: Artifact { bytes, secret, executable: false }, sha256 }])
     }
 
     /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
@@ -52,7 +52,7 @@ pub trait Sink {
 /// The whole tree in memory (the library API, `--check`, the golden tests).
 impl Sink for ArtifactSet {
     fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic> {
-        self.0.extend(batch.into_iter().map(|o| (o.path, o.artifact)));
+        self.0.extend(batch.into_iter().map(|o| (o.path.to_string(), o.artifact)));
         Ok(())
     }
 }

@@ -69,12 +69,28 @@ fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot {what} `{}`: {e}", path.display())).help("check that the output directory is writable")
 }
 
-/// The journal: what the commit does, in order.
-#[derive(Serialize, Deserialize, Debug, Default)]
+/// The journal: what the commit does, in order. On disk, each write is a pair (staged
+/// file name, output path); a killed run's is read back as that ([`Committed`]).
+#[derive(Serialize, Debug, Default)]
 struct Journal {
-    /// (staged file name, output path)
-    writes: Vec<(String, String)>,
+    /// The output paths staged, each as the file named by its position here (in memory
+    /// the names are not kept: a fresh compile at 30,000 agent ids stages 90,000 files;
+    /// the paths are the compile's own, shared).
+    #[serde(serialize_with = "named")]
+    writes: Vec<Arc<str>>,
     /// (output path, SHA-256 the file must still have to be deleted)
+    deletes: Vec<(String, String)>,
+}
+
+/// Each write as the pair the journal on disk has: its staged name and its path.
+fn named<S: serde::Serializer>(writes: &[Arc<str>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(writes.iter().enumerate().map(|(i, rel)| (i.to_string(), &**rel)))
+}
+
+/// A journal as it is on disk: what recovery reads of a killed run's.
+#[derive(Deserialize)]
+struct Committed {
+    writes: Vec<(String, String)>,
     deletes: Vec<(String, String)>,
 }
 
@@ -116,7 +132,7 @@ pub fn write_tree_with(
     let mut writer = Writer::new(out, opts, new_lock.as_ref().is_some_and(LockView::redacted));
     let output = |(rel, a): (&String, &Artifact)| {
         let sha256 = hashes.get(rel.as_str()).map_or_else(|| crate::lock::output_hash(a, secrets), ToString::to_string);
-        Output { path: rel.clone(), artifact: a.clone(), sha256 }
+        Output { path: rel.as_str().into(), artifact: a.clone(), sha256 }
     };
     // clawc.lock goes last: until it is replaced, the tree does not claim to be the new one.
     let mut order = artifacts.0.iter().filter(|(r, _)| *r != LOCK).chain(artifacts.0.get_key_value(LOCK)).map(output).peekable();
@@ -279,10 +295,10 @@ impl<'o> Writer<'o> {
             let _ = fs::remove_dir_all(out.join(STAGE));
             return Err(d);
         }
-        apply(out, &open.journal, true)?;
+        apply(out, staged(&open.journal.writes), &open.journal.deletes, true)?;
         open.keep(out, lock, remembered.as_ref(), true);
         let mut summary = std::mem::take(&mut open.summary);
-        summary.written = open.journal.writes.iter().map(|(_, rel)| rel.clone()).collect();
+        summary.written = open.journal.writes.iter().map(ToString::to_string).collect();
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
         summary.written.sort();
         Ok(summary)
@@ -291,10 +307,10 @@ impl<'o> Writer<'o> {
 
 impl Sink for Writer<'_> {
     fn put(&mut self, mut batch: Vec<Output>) -> Result<(), Diagnostic> {
-        check_names(batch.iter().map(|o| o.path.as_str()))?;
+        check_names(batch.iter().map(|o| &*o.path))?;
         let out = self.out;
         let open = self.open()?;
-        if let Some(i) = batch.iter().position(|o| o.path == LOCK) {
+        if let Some(i) = batch.iter().position(|o| &*o.path == LOCK) {
             let lock = batch.remove(i).artifact;
             let mode = lock.mode();
             open.lock = Some((Pending::whole(lock.bytes), mode));
@@ -448,11 +464,13 @@ fn recover(out: &Path) -> Result<(), Diagnostic> {
         Ok(_) => {}
     }
     let journal = match disk::read(out, &format!("{STAGE}/{JOURNAL}"), disk::MAX_BOOKKEEPING) {
-        Ok(Contents::Bytes(b)) => serde_json::from_slice::<Journal>(&b).ok(),
+        Ok(Contents::Bytes(b)) => serde_json::from_slice::<Committed>(&b).ok(),
         _ => None,
     };
     match journal {
-        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => apply(out, &j, false),
+        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => {
+            apply(out, j.writes.iter().map(|(s, rel)| (s.clone(), rel.as_str())), &j.deletes, false)
+        }
         _ => fs::remove_dir_all(&stage).map_err(|e| io("remove stale staging", &stage, e)),
     }
 }
@@ -612,9 +630,9 @@ impl Open {
             return Ok(());
         }
         let dir = self.staging(out)?;
-        let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (o.path.as_str(), &o.artifact)).collect();
-        let writes: Vec<(&str, &Artifact)> =
-            self.journal.writes[first..].iter().map(|(name, rel)| (name.as_str(), files[rel.as_str()])).collect();
+        let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (&*o.path, &o.artifact)).collect();
+        let writes: Vec<(usize, &Artifact)> =
+            self.journal.writes[first..].iter().enumerate().map(|(k, rel)| (first + k, files[&**rel])).collect();
         self.stage(&dir, &writes)
     }
 
@@ -635,7 +653,7 @@ impl Open {
                 if let Some(previous) = previous {
                     self.kept.mark(previous, rel);
                 }
-                let found = found.map_err(|e| io("inspect", &out.join(rel), e))?;
+                let found = found.map_err(|e| io("inspect", &out.join(&**rel), e))?;
                 match found {
                     Found::Missing => {}
                     Found::File(meta) if let Some(i) = previous.and_then(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
@@ -654,7 +672,7 @@ impl Open {
                     Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
-                self.journal.writes.push((self.journal.writes.len().to_string(), rel.clone()));
+                self.journal.writes.push(Arc::clone(rel));
             }
         }
         Ok(())
@@ -677,7 +695,7 @@ impl Open {
             Found::File(_) if self.previous.lock_is_not(&digest) => {}
             Found::File(meta) if current(&meta) => {
                 self.summary.unchanged += 1;
-                self.seen.push(LOCK.to_string(), Stamp::of(&meta));
+                self.seen.push(LOCK.into(), Stamp::of(&meta));
                 return Ok(());
             }
             // Whatever is there is replaced: the lock is always clawc's to write.
@@ -686,7 +704,7 @@ impl Open {
             Found::Other(_) => return Err(not_owned(out, LOCK, &found, self.previous.outputs().is_none())),
         }
         let name = self.journal.writes.len().to_string();
-        self.journal.writes.push((name.clone(), LOCK.to_string()));
+        self.journal.writes.push(LOCK.into());
         let dir = self.staging(out)?;
         stage_with(&dir, &name, mode, |f| {
             let mut w = std::io::BufWriter::with_capacity(256 * 1024, f);
@@ -865,7 +883,7 @@ impl Open {
     /// files are independent of each other, so contiguous runs of them are written on up
     /// to `threads` threads; a failure or interruption anywhere stops every run before its
     /// next file.
-    fn stage(&self, dir: &Path, writes: &[(&str, &Artifact)]) -> Result<(), Diagnostic> {
+    fn stage(&self, dir: &Path, writes: &[(usize, &Artifact)]) -> Result<(), Diagnostic> {
         let threads = if writes.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let failed = AtomicBool::new(false);
         let interrupted = &self.interrupted;
@@ -878,7 +896,7 @@ impl Open {
                     // Another run failed; its error is the one reported.
                     return Ok(());
                 }
-                stage_one(dir, name, a).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
+                stage_one(dir, &name.to_string(), a).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
             }
             Ok(())
         });
@@ -901,7 +919,13 @@ impl Open {
         // Made here when there are only deletes.
         let dir = self.staging(out)?;
         let tmp = dir.join(format!("{JOURNAL}.tmp"));
-        fs::write(&tmp, serde_json::to_vec(&self.journal).expect("the journal serializes")).map_err(|e| io("write", &tmp, e))?;
+        // Streamed: at 30,000 agent ids a fresh compile's journal is 4 MB.
+        let write = || -> io::Result<()> {
+            let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
+            serde_json::to_writer(&mut w, &self.journal)?;
+            w.flush()
+        };
+        write().map_err(|e| io("write", &tmp, e))?;
         if self.interrupted.load(Ordering::SeqCst) {
             return Err(interruption());
         }
@@ -929,9 +953,20 @@ fn interruption() -> Diagnostic {
         .help("nothing was written; compile again")
 }
 
-/// Carries out a committed journal, then removes the staging: `fresh` when this run
-/// staged it, else a killed run's (whose staged entries are checked first).
-fn apply(out: &Path, journal: &Journal, fresh: bool) -> Result<(), Diagnostic> {
+/// This run's writes as (staged name, output path).
+fn staged(writes: &[Arc<str>]) -> impl Iterator<Item = (String, &str)> {
+    writes.iter().enumerate().map(|(i, rel)| (i.to_string(), &**rel))
+}
+
+/// Carries out a committed journal's `writes` (staged name, output path) and `deletes`,
+/// then removes the staging: `fresh` when this run staged it, else a killed run's (whose
+/// staged entries are checked first).
+fn apply<'j>(
+    out: &Path,
+    writes: impl Iterator<Item = (String, &'j str)>,
+    deletes: &[(String, String)],
+    fresh: bool,
+) -> Result<(), Diagnostic> {
     let dir = out.join(STAGE);
     let failed = |d: Diagnostic| {
         let msg = format!("{}; the write was committed and the next compile into this directory completes it", d.message);
@@ -940,7 +975,7 @@ fn apply(out: &Path, journal: &Journal, fresh: bool) -> Result<(), Diagnostic> {
     // Directories already made or seen on the way to earlier files (nothing else writes
     // the tree meanwhile: it is locked).
     let mut made = std::collections::HashSet::new();
-    for (name, rel) in &journal.writes {
+    for (name, rel) in writes {
         let staged = dir.join(name);
         // A journal left behind (perhaps committed by someone else) moves regular files
         // only; what this run staged itself is known to be one.
@@ -955,7 +990,7 @@ fn apply(out: &Path, journal: &Journal, fresh: bool) -> Result<(), Diagnostic> {
             Err(e) => return Err(failed(io("replace", &out.join(rel), e))),
         }
     }
-    for (rel, hash) in &journal.deletes {
+    for (rel, hash) in deletes {
         if !is_safe_relative(rel) {
             continue;
         }
@@ -1030,6 +1065,18 @@ mod tests {
     /// The lock found when `--out` is opened is taken as current by its digest only while
     /// it keeps the stamp it was read with, and only if it was not changed within the
     /// clock tick before it was read.
+    #[test]
+    fn the_journal_on_disk_names_each_write_by_its_position() {
+        // The names are not kept in memory; on disk the journal is as it always was, so a
+        // killed run's (of this clawc or an older one) is completed alike.
+        let j = Journal { writes: vec!["context/a/tools.json".into(), LOCK.into()], deletes: vec![("old".into(), "ab".into())] };
+        let bytes = serde_json::to_vec(&j).unwrap();
+        assert_eq!(bytes, br#"{"writes":[["0","context/a/tools.json"],["1","clawc.lock"]],"deletes":[["old","ab"]]}"#);
+        let read: Committed = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read.writes, staged(&j.writes).map(|(n, rel)| (n, rel.to_string())).collect::<Vec<_>>());
+        assert_eq!(read.deletes, j.deletes);
+    }
+
     #[test]
     fn a_lock_is_current_unread_only_with_the_stamp_it_was_read_with() {
         let dir = tempfile::tempdir().unwrap();
