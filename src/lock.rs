@@ -343,25 +343,13 @@ impl Pending {
     /// outputs' paths in order. `None` for a lock with inline tokens (never recorded) or
     /// whose bytes cannot be read back.
     pub(crate) fn recorded(&self) -> Option<(usize, Vec<Cow<'_, str>>)> {
-        #[derive(Deserialize)]
-        struct Paths<'a> {
-            #[serde(borrow)]
-            secrets: Cow<'a, str>,
-            inputs: Vec<serde::de::IgnoredAny>,
-            #[serde(borrow)]
-            outputs: Vec<PathOf<'a>>,
-        }
-        #[derive(Deserialize)]
-        struct PathOf<'a> {
-            #[serde(borrow)]
-            path: Cow<'a, str>,
-        }
         match &self.form {
             Form::Listed { outputs, inputs, redacted, .. } => {
                 redacted.then(|| (*inputs, outputs.iter().map(|(p, _)| Cow::Borrowed(p)).collect()))
             }
             Form::Whole(b) => {
-                let l = serde_json::from_slice::<Paths<'_>>(b).ok().filter(|l| l.secrets == mode_name(SecretMode::Redact))?;
+                use crate::output::known::LockView;
+                let l = serde_json::from_slice::<LockView<'_>>(b).ok().filter(LockView::redacted)?;
                 Some((l.inputs.len(), l.outputs.into_iter().map(|o| o.path).collect()))
             }
         }

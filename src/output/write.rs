@@ -641,7 +641,8 @@ impl Open {
     /// for a big batch (each run keeping the directories it has seen).
     fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
         let previous = self.previous.outputs();
-        let owned = |rel: &str| rel == LOCK || previous.is_some_and(|p| p.contains_key(rel));
+        // (The lock never comes here: it is taken apart, by `take_lock`.)
+        let owned = |rel: &str| previous.is_some_and(|p| p.contains_key(rel));
         let threads = if batch.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { self.threads };
         for chunk in batch.chunks(PLAN_BATCH) {
             let looks = crate::jobs::map_runs(chunk, threads, PLAN_BATCH / 2, |_, run| {
