@@ -666,7 +666,7 @@ pub(crate) fn build(
         leaked: false,
         memo: Memo::default(),
     };
-    let agents = project::project(&pod, &registry, &plans, &native, &skills, sources, threads, &mut take);
+    project::project(&pod, &registry, &plans, &native, &skills, sources, threads, &mut take);
     let Projecting { diags, stream, memo, .. } = take;
     if !memo.0.is_empty() {
         stream.sink.remember(memo);
@@ -677,7 +677,7 @@ pub(crate) fn build(
     // report.json comes last, with every warning (the scan's too). It holds no token in
     // either mode; scan it on its own.
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let report = project::index(&pod, &registry, agents, sources, &warnings);
+    let report = project::index(&pod, &registry, &plans, sources, &warnings);
     let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
     diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
     if diags.has_errors() {

@@ -49,8 +49,7 @@ pub(crate) type Services<'a> = [(&'a String, &'a Plan)];
 
 /// Renders every per-agent artifact (each agent service's report among them) with tokens
 /// redacted (`${VAR}`), a batch of whole agent services at a time, and hands each batch to
-/// `take` in service order (each service's files apart); returns the report index's
-/// entries. A service `take` says it already holds ([`Take::reused`]) is not rendered.
+/// `take` in service order (each service's files apart). A service `take` says it already holds ([`Take::reused`]) is not rendered.
 /// [`inline`] then renders the files where `--secrets inline` asks for literal tokens,
 /// and [`index`] the report index, once the leak scan has added its warnings. The services
 /// of a batch are rendered on up to `threads` threads (each service's rendering is
@@ -66,12 +65,11 @@ pub(crate) fn project<'a>(
     sources: &SourceMap,
     threads: usize,
     take: &mut dyn Take<'a>,
-) -> Vec<report::IndexEntry<'a>> {
+) {
     let services: Vec<(&'a String, &'a Plan)> = plans.iter().collect();
     let ids = |s: &str| pod.services[s].claw.as_ref().map_or(0, |c| c.count.max(1) as usize);
     let agent_ids: usize = services.iter().map(|(s, _)| ids(s)).sum();
     let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
-    let mut agents = Vec::new();
     // Asked once for every service, so what the sink looks at is looked at in one pass.
     let names: Vec<&'a str> = services.iter().map(|(s, _)| s.as_str()).collect();
     let reused: Vec<bool> = take.reused(&names);
@@ -88,10 +86,7 @@ pub(crate) fn project<'a>(
         rest = tail;
         let mut render = Vec::with_capacity(batch.len());
         for (&(service, plan), reused) in batch.iter().zip(reused.by_ref()) {
-            if reused {
-                let claw = pod.services[service.as_str()].claw.as_ref().expect("plans exist only for x-claw agents");
-                agents.extend(claw.agent_ids(service).into_iter().map(|id| report::IndexEntry::new(id, service)));
-            } else {
+            if !reused {
                 render.push((service, plan));
             }
         }
@@ -101,16 +96,9 @@ pub(crate) fn project<'a>(
         let rendered = crate::jobs::map_runs(&render, threads, 1, |_, run| {
             run.iter().map(|&(service, plan)| render_service(pod, reg, service, plan, natives, skills, sources)).collect::<Vec<_>>()
         });
-        let mut files = Vec::with_capacity(render.len());
         // In service order, so the batch is what one thread would have built.
-        for (f, reports) in rendered.into_iter().flatten() {
-            files.push(f);
-            agents.extend(reports);
-        }
-        take.rendered(&render, files);
+        take.rendered(&render, rendered.into_iter().flatten().collect());
     }
-    agents.sort_by(|a, b| a.id.cmp(&b.id));
-    agents
 }
 
 /// What [`project`] hands its batches to.
@@ -123,11 +111,8 @@ pub(crate) trait Take<'a> {
     fn rendered(&mut self, services: &Services<'a>, files: Vec<Vec<(String, Artifact)>>);
 }
 
-/// What one agent service renders: its files in insertion order, and its agents' entries
-/// in the report index.
-type ServiceOutput<'a> = (Vec<(String, Artifact)>, Vec<report::IndexEntry<'a>>);
-
-/// Every file of every replica of agent `service`, and what the report says of each.
+/// Every file of every replica of agent `service` (in insertion order), its report among
+/// them.
 fn render_service<'a>(
     pod: &'a Pod,
     reg: &'a Registry,
@@ -136,10 +121,9 @@ fn render_service<'a>(
     natives: &'a BTreeMap<String, NativePlan>,
     skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
     sources: &SourceMap,
-) -> ServiceOutput<'a> {
+) -> Vec<(String, Artifact)> {
     let mut out = Vec::new();
-    let mut agents = Vec::new();
-    let Some(claw) = pod.services.get(service).and_then(|s| s.claw.as_ref()) else { return (out, agents) };
+    let Some(claw) = pod.services.get(service).and_then(|s| s.claw.as_ref()) else { return out };
     let mediated = (!claw.cllama.is_empty()).then(|| ServiceFiles::render(reg, claw, plan, SecretMode::Redact));
     let native = natives.get(service);
     let ids = claw.agent_ids(service);
@@ -175,10 +159,9 @@ fn render_service<'a>(
         }
         files.sort();
         report.agents.push(report::replica_report(&id, plan, files));
-        agents.push(report::IndexEntry::new(id, service));
     }
     out.push((report::path(service), file(crate::artifact::json::to_go_json(&report).into(), false)));
-    (out, agents)
+    out
 }
 
 /// A rendered file: its bytes (shared between the agents that have the same) and whether
@@ -255,19 +238,14 @@ pub(crate) fn inline(
     out
 }
 
-/// The report index, `report.json`: the pod, its agents (`agents`, from [`project`]), its
-/// services, and every warning.
-pub(crate) fn index(
-    pod: &Pod,
-    reg: &Registry,
-    agents: Vec<report::IndexEntry<'_>>,
-    sources: &SourceMap,
-    warnings: &[Diagnostic],
-) -> Vec<u8> {
+/// The report index, `report.json`: the pod, the agents of the services that have plans,
+/// its services, and every warning.
+pub(crate) fn index(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &SourceMap, warnings: &[Diagnostic]) -> Vec<u8> {
+    let services = plans.keys().filter_map(|s| Some((s.as_str(), pod.services.get(s.as_str())?.claw.as_ref()?.count)));
     let report = report::Report {
         version: report::VERSION,
         pod: &pod.name,
-        agents,
+        agents: report::Agents::of(services),
         services: report::services_report(pod, reg, sources),
         warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
     };

@@ -26,22 +26,91 @@ pub(crate) const VERSION: u32 = 2;
 pub(crate) struct Report<'a> {
     pub version: u32,
     pub pod: &'a str,
-    pub agents: Vec<IndexEntry<'a>>,
+    pub agents: Agents<'a>,
     pub services: Vec<ServiceReport<'a>>,
     pub warnings: Vec<DiagnosticJson>,
 }
 
-/// An agent in the index: which service it is a replica of, and which file reports it.
-#[derive(Serialize)]
-pub(crate) struct IndexEntry<'a> {
-    pub id: String,
-    pub service: &'a str,
-    pub report: String,
+/// The index's agents, by id: each is its service and replica, and is spelt out (id,
+/// service, report file) only as it is written, so the index of 30,000 agent ids holds no
+/// string of its own for them (it held two each, about 3 MB).
+pub(crate) struct Agents<'a>(Vec<Agent<'a>>);
+
+/// An agent in the index: which service it is a replica of (the replica's number when
+/// the service has more than one, as in [`crate::pod::Claw::agent_ids`]).
+#[derive(Clone, Copy)]
+struct Agent<'a> {
+    service: &'a str,
+    replica: Option<u32>,
 }
 
-impl<'a> IndexEntry<'a> {
-    pub(crate) fn new(id: String, service: &'a str) -> Self {
-        IndexEntry { id, service, report: path(service) }
+impl<'a> Agents<'a> {
+    /// Every agent id of `services` (agent services with their `count`, in service
+    /// order), sorted by id (a stable sort, so the order is the services' where two ids
+    /// are alike).
+    pub(crate) fn of(services: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
+        let mut agents = Vec::new();
+        for (service, count) in services {
+            match count {
+                0 | 1 => agents.push(Agent { service, replica: None }),
+                n => agents.extend((0..n).map(|i| Agent { service, replica: Some(i) })),
+            }
+        }
+        agents.sort_by(Agent::id_cmp);
+        Agents(agents)
+    }
+}
+
+impl Agent<'_> {
+    /// Compares two agents' ids as strings, without spelling them out (a sort makes a
+    /// dozen comparisons per agent): most differ within their services' names.
+    fn id_cmp(a: &Self, b: &Self) -> std::cmp::Ordering {
+        let (x, y) = (a.service.as_bytes(), b.service.as_bytes());
+        let n = x.len().min(y.len());
+        x[..n].cmp(&y[..n]).then_with(|| {
+            let (mut p, mut q) = ([0; 11], [0; 11]);
+            let (x, y) = ([&x[n..], a.suffix(&mut p)], [&y[n..], b.suffix(&mut q)]);
+            x.iter().flat_map(|s| s.iter()).cmp(y.iter().flat_map(|s| s.iter()))
+        })
+    }
+
+    /// What follows the service's name in the agent's id: `-` and the replica's number, or
+    /// nothing.
+    fn suffix<'b>(&self, buf: &'b mut [u8; 11]) -> &'b [u8] {
+        let Some(mut r) = self.replica else { return &[] };
+        let mut at = buf.len();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (r % 10) as u8;
+            r /= 10;
+            if r == 0 {
+                break;
+            }
+        }
+        at -= 1;
+        buf[at] = b'-';
+        &buf[at..]
+    }
+}
+
+impl Serialize for Agents<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(&self.0)
+    }
+}
+
+impl Serialize for Agent<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let service = self.service;
+        let mut entry = s.serialize_struct("Agent", 3)?;
+        match self.replica {
+            Some(r) => entry.serialize_field("id", &format_args!("{service}-{r}"))?,
+            None => entry.serialize_field("id", service)?,
+        }
+        entry.serialize_field("service", service)?;
+        entry.serialize_field("report", &format_args!("report/{service}.json"))?;
+        entry.end()
     }
 }
 
@@ -426,4 +495,35 @@ pub(crate) fn services_report<'a>(pod: &'a crate::pod::Pod, reg: &'a Registry, s
             },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_lists_agents_by_id_as_strings_sort_and_spells_each_out() {
+        // Replicas past 9 sort as text ("a-10" before "a-2"), a service's name may be
+        // another's id or a prefix of it, and alike ids keep their services' order.
+        let agents = Agents::of([("a", 12), ("a-1", 1), ("ab", 2), ("a-", 0), ("b", 1)]);
+        let json = serde_json::to_value(&agents).unwrap();
+        let got: Vec<(&str, &str, &str)> = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["id"].as_str().unwrap(), e["service"].as_str().unwrap(), e["report"].as_str().unwrap()))
+            .collect();
+        let mut want = vec![("a-", "a-"), ("a-0", "a"), ("a-1", "a"), ("a-1", "a-1"), ("a-10", "a"), ("a-11", "a")];
+        want.extend(["a-2", "a-3", "a-4", "a-5", "a-6", "a-7", "a-8", "a-9"].map(|id| (id, "a")));
+        want.extend([("ab-0", "ab"), ("ab-1", "ab"), ("b", "b")]);
+        let want: Vec<(&str, &str, String)> = want.into_iter().map(|(id, s)| (id, s, format!("report/{s}.json"))).collect();
+        assert_eq!(got.len(), want.len());
+        let mut buf = [0; 11];
+        for (replica, suffix) in [(None, ""), (Some(0), "-0"), (Some(907), "-907"), (Some(u32::MAX), "-4294967295")] {
+            assert_eq!(Agent { service: "s", replica }.suffix(&mut buf), suffix.as_bytes());
+        }
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!((g.0, g.1, g.2), (w.0, w.1, w.2.as_str()));
+        }
+    }
 }
