@@ -133,9 +133,9 @@ impl Known {
         (!a.secret
             && meta.permissions().mode() & 0o777 == a.mode()
             && old.is_some()
-            && *old == crate::digest::from_hex(sha256)
+            && old.copied() == crate::digest::from_hex(sha256)
             && self.vouches_stamp(previous, rel, &Stamp::of(meta)))
-        .then_some(*i)
+        .then_some(i)
     }
 
     /// Whether `rel`, found on disk stamped `stamp` with permission bits `mode`, already is
@@ -144,7 +144,7 @@ impl Known {
     pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, want: (u32, &[u8; 32]), found: (u32, &Stamp)) -> bool {
         let (mode, digest) = want;
         found.0 & 0o777 == mode
-            && previous.get(rel).is_some_and(|(_, old)| old.as_ref() == Some(digest))
+            && previous.get(rel).is_some_and(|(_, old)| old == Some(digest))
             && self.vouches_stamp(previous, rel, found.1)
     }
 
@@ -159,7 +159,7 @@ impl Known {
     /// compile left it.
     fn vouches_stamp(&self, previous: &Outputs, rel: &str, stamp: &Stamp) -> bool {
         let Some((i, _)) = previous.get(rel) else { return false };
-        self.vouched.as_ref().is_some_and(|r| r.vouches_output(*i, stamp))
+        self.vouched.as_ref().is_some_and(|r| r.vouches_output(i, stamp))
     }
 
     /// Whether a record of this `--out` is kept (not with `--no-cache` or tokens inline).
@@ -184,7 +184,7 @@ impl Known {
         crate::jobs::fill_runs(&paths, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
             let mut walk = crate::disk::Walk::new(out).ok();
             for (path, entry) in run.iter().zip(entries.chunks_exact_mut(record::ENTRY)) {
-                let vouched = || previous.get(path.as_ref()).filter(|(i, _)| seen.was_vouched(*i)).map(|(i, _)| *i);
+                let vouched = || previous.get(path.as_ref()).filter(|&(i, _)| seen.was_vouched(i)).map(|(i, _)| i);
                 let stamp = seen.get(path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
                     let walk = walk.as_mut()?;
                     crate::disk::is_safe_relative(path).then(|| walk.stat(path)).flatten().map(|st| Stamp::of_stat(&st))

@@ -141,7 +141,7 @@ fn decode(b: &[u8], lock: &[u8; 32], listed: &Outputs) -> Option<Memo> {
         let mut files = Vec::with_capacity(count.min(r.0.len() / 40));
         for _ in 0..count {
             let path = r.str()?;
-            let path = listed.get_key_value(path).map_or_else(|| Arc::from(path), |(shared, _)| Arc::clone(shared));
+            let path = listed.shared(path).map_or_else(|| Arc::from(path), Arc::clone);
             let digest = r.take(32)?.try_into().ok()?;
             let mode = u32::from_le_bytes(r.take(4)?.try_into().ok()?);
             files.push(Recorded { path, digest, mode });
@@ -206,7 +206,7 @@ mod tests {
         let listed: Outputs = [(Arc::from("report/a.json"), (0, Some([3; 32])))].into_iter().collect();
         let decoded = decode(&b, &[9; 32], &listed).unwrap();
         assert_eq!(decoded, memo());
-        let (shared, _) = listed.get_key_value("report/a.json").unwrap();
+        let shared = listed.shared("report/a.json").unwrap();
         assert!(Arc::ptr_eq(&decoded.0["a"].1[1].path, shared));
         assert!(!Arc::ptr_eq(&decoded.0["a"].1[0].path, shared));
     }

@@ -5,6 +5,7 @@ pub(crate) mod ahead;
 pub mod check;
 pub(crate) mod known;
 pub(crate) mod memo;
+pub(crate) mod outputs;
 pub(crate) mod record;
 pub(crate) mod sink;
 pub mod write;

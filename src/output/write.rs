@@ -480,6 +480,7 @@ fn is_staged_name(s: &str) -> bool {
 }
 
 /// The lock the previous compile left in `out`.
+#[expect(clippy::large_enum_variant, reason = "a write has one")]
 pub(crate) enum Previous {
     Missing,
     /// There is one clawc cannot read, so nothing can be proved to be clawc's.
@@ -524,11 +525,10 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
                 redacted: l.redacted(),
                 stamp,
                 outputs: {
-                    // Sized for them all at once (grown by doubling, the table of 9,301 outputs
-                    // was copied and faulted in again).
                     let mut table = Outputs::with_capacity(l.outputs.len());
-                    let safe = l.outputs.iter().enumerate().filter(|(_, o)| is_safe_relative(&o.path));
-                    table.extend(safe.map(|(i, o)| (Arc::from(&*o.path), (i, crate::digest::from_hex(&o.sha256)))));
+                    for (i, o) in l.outputs.iter().enumerate().filter(|(_, o)| is_safe_relative(&o.path)) {
+                        table.insert(Arc::from(&*o.path), i, crate::digest::from_hex(&o.sha256));
+                    }
                     table
                 },
             }),
@@ -538,20 +538,7 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
     })
 }
 
-/// A lock's outputs: path → (its index in the lock, SHA-256). The hash as 32 bytes, not
-/// 64 hex digits: this table grows with the agents. `None`: the lock's hash is not 64
-/// lower-case hex digits, so no file is ever taken to be the one it names.
-///
-/// A hash table, not a B-tree: a recompile looks up every kept file in it three or four
-/// times (taking services, vouching for files, storing the record), 37,000 lookups at
-/// 3,000 agent ids, each a dozen comparisons of long, alike paths in a B-tree. Its keys
-/// come from the lock in `--out` (written by whoever opened the pull request), so the
-/// table keeps the standard library's randomly keyed hasher. Nothing iterates it in its
-/// own order: [`Kept::stale`] sorts what it returns.
-///
-/// A path is shared (not copied) by the render memo's files and, for the files taken
-/// from the tree, by the new lock's list.
-pub(crate) type Outputs = HashMap<Arc<str>, (usize, Option<[u8; 32]>)>;
+pub(crate) use super::outputs::Outputs;
 
 /// Which of the previous lock's outputs (by their index in it) a compile put again; the
 /// rest are the previous tree's stale files. A flag each, not every path put: this grows
@@ -566,7 +553,7 @@ impl Kept {
     /// `rel` was put again.
     pub(crate) fn mark(&mut self, previous: &Outputs, rel: &str) {
         if let Some((i, _)) = previous.get(rel) {
-            self.mark_at(*i);
+            self.mark_at(i);
         }
     }
 
@@ -582,8 +569,8 @@ impl Kept {
     pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> Vec<(&'p str, Option<&'p [u8; 32]>)> {
         let mut stale: Vec<(&str, Option<&[u8; 32]>)> = previous
             .iter()
-            .filter(|(rel, (i, _))| !self.0.get(*i).is_some_and(|k| *k) && &***rel != LOCK)
-            .map(|(rel, (_, hash))| (&**rel, hash.as_ref()))
+            .filter(|&(rel, i, _)| !self.0.get(i).is_some_and(|k| *k) && rel != LOCK)
+            .map(|(rel, _, hash)| (rel, hash))
             .collect();
         stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
         stale
@@ -642,7 +629,7 @@ impl Open {
     fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
         let previous = self.previous.outputs();
         // (The lock never comes here: it is taken apart, by `take_lock`.)
-        let owned = |rel: &str| previous.is_some_and(|p| p.contains_key(rel));
+        let owned = |rel: &str| previous.is_some_and(|p| p.get(rel).is_some());
         let threads = if batch.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { self.threads };
         for chunk in batch.chunks(PLAN_BATCH) {
             let looks = crate::jobs::map_runs(chunk, threads, PLAN_BATCH / 2, |_, run| {
@@ -776,8 +763,8 @@ impl Open {
             }
             for f in &files {
                 if let Some((i, _)) = previous.get(&f.path) {
-                    self.kept.mark_at(*i);
-                    self.seen.vouched(*i);
+                    self.kept.mark_at(i);
+                    self.seen.vouched(i);
                 }
             }
             self.summary.unchanged += files.len();
