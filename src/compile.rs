@@ -714,8 +714,11 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         if wanted.is_empty() || self.stream.failed.is_some() {
             return vec![false; services.len()];
         }
+        let reused = self.stream.sink.reuse(&wanted);
+        let listed = self.stream.sink.listed();
+        self.stream.outputs.reserve_exact(listed.saturating_sub(self.stream.outputs.len()));
         let mut taken = BTreeSet::new();
-        for ((service, key), files) in wanted.iter().zip(self.stream.sink.reuse(&wanted)) {
+        for ((service, key), files) in wanted.iter().zip(reused) {
             let Some(files) = files else { continue };
             for f in &files {
                 self.stream.outputs.push((f.path.clone(), f.digest));

@@ -29,6 +29,14 @@ pub trait Sink {
         vec![None; wanted.len()]
     }
 
+    /// How many outputs the tree the sink holds lists (its lock's), once asked to
+    /// [`Sink::reuse`]: a recompile puts about as many, so the list of what it puts is
+    /// made that size at once rather than grown by doubling (2 MB spare at 30,000 agent
+    /// ids).
+    fn listed(&self) -> usize {
+        0
+    }
+
     /// Takes `clawc.lock`, after every other file: `secret` when any output holds a literal
     /// token (the lock is then as sensitive). By default its bytes are made and put as a
     /// batch of their own; a sink that writes it may instead write it as it is made.

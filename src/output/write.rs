@@ -337,6 +337,13 @@ impl Sink for Writer<'_> {
         }
     }
 
+    fn listed(&self) -> usize {
+        match self.open.as_ref().map(|o| &o.previous) {
+            Some(Previous::Lock(l)) => l.listed,
+            _ => 0,
+        }
+    }
+
     fn described(&mut self, digest: [u8; 32]) {
         if let Some(ahead) = &self.ahead {
             ahead.described(digest);
@@ -1050,9 +1057,6 @@ pub(crate) fn watch_signals() -> Arc<AtomicBool> {
 mod tests {
     use super::*;
 
-    /// The lock found when `--out` is opened is taken as current by its digest only while
-    /// it keeps the stamp it was read with, and only if it was not changed within the
-    /// clock tick before it was read.
     #[test]
     fn the_journal_on_disk_names_each_write_by_its_position() {
         // The names are not kept in memory; on disk the journal is as it always was, so a
@@ -1065,6 +1069,9 @@ mod tests {
         assert_eq!(read.deletes, j.deletes);
     }
 
+    /// The lock found when `--out` is opened is taken as current by its digest only while
+    /// it keeps the stamp it was read with, and only if it was not changed within the
+    /// clock tick before it was read.
     #[test]
     fn a_lock_is_current_unread_only_with_the_stamp_it_was_read_with() {
         let dir = tempfile::tempdir().unwrap();
@@ -1095,5 +1102,27 @@ mod tests {
         std::fs::File::options().write(true).open(out.join(LOCK)).unwrap().set_modified(old).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(!read.lock_is(&sha, &meta), "edited since it was read");
+    }
+
+    /// A writer says how many outputs the lock in `--out` lists once it has opened it
+    /// (when the compile asks what it may reuse): the compile sizes its list by it.
+    #[test]
+    fn a_writer_tells_how_many_outputs_the_previous_lock_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, records) = (dir.path().join("out"), dir.path().join("records"));
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        let write = || WriteOptions { records: Some(&records), jobs: 1, ..Default::default() };
+        let mut writer = Writer::new(&out, write(), true);
+        let (compiled, _) = crate::compile_into(&opts, &mut writer);
+        assert_eq!(writer.listed(), 0, "no lock in a fresh --out");
+        writer.finish(&compiled.secrets).unwrap();
+        let b = std::fs::read(out.join(LOCK)).unwrap();
+        let n = serde_json::from_slice::<LockView<'_>>(&b).unwrap().outputs.len();
+        assert!(n > 5, "{n}");
+        let mut writer = Writer::new(&out, write(), true);
+        assert_eq!(writer.listed(), 0, "not opened yet");
+        let _ = writer.reuse(&[]);
+        assert_eq!(writer.listed(), n);
     }
 }
