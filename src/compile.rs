@@ -652,6 +652,18 @@ pub(crate) fn build(
         .filter(|_| mode == SecretMode::Redact)
         .map(|clawc| project::reuse::Keys::of(&project::reuse::Context { clawc, sources, secrets: &secrets, threads }, &resolved))
         .unwrap_or_default();
+    // report.json, the index, holds every warning (the scan's too): the projection adds
+    // none (only leaks, which are errors), so it is put first, before the list of what is
+    // put and the memo have grown (made last, its 3.4 MB at 30,000 agent ids were the
+    // largest block at the peak). It holds no token in either mode; scan it on its own.
+    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
+    let report = project::index(&pod, &registry, &plans, sources, &warnings);
+    let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
+    diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
+    if diags.has_errors() {
+        return None;
+    }
+    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
     let mut take = Projecting {
         pod: &pod,
         registry: &registry,
@@ -668,22 +680,13 @@ pub(crate) fn build(
     };
     project::project(&pod, &registry, &plans, &native, &skills, sources, threads, &mut take);
     let Projecting { diags, stream, memo, .. } = take;
+    debug_assert!(diags.sorted_clone(sources).warnings().eq(&warnings), "the index was put with every warning");
     if !memo.0.is_empty() {
         stream.sink.remember(memo);
     }
     if diags.has_errors() {
         return None;
     }
-    // report.json comes last, with every warning (the scan's too). It holds no token in
-    // either mode; scan it on its own.
-    let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let report = project::index(&pod, &registry, &plans, sources, &warnings);
-    let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
-    diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
-    if diags.has_errors() {
-        return None;
-    }
-    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
     let outputs = crate::lock::Listed::sorted(std::mem::take(&mut stream.outputs));
     Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
 }

@@ -49,9 +49,10 @@ pub(crate) type Services<'a> = [(&'a String, &'a Plan)];
 
 /// Renders every per-agent artifact (each agent service's report among them) with tokens
 /// redacted (`${VAR}`), a batch of whole agent services at a time, and hands each batch to
-/// `take` in service order (each service's files apart). A service `take` says it already holds ([`Take::reused`]) is not rendered.
-/// [`inline`] then renders the files where `--secrets inline` asks for literal tokens,
-/// and [`index`] the report index, once the leak scan has added its warnings. The services
+/// `take` in service order (each service's files apart). A service `take` says it
+/// already holds ([`Take::reused`]) is not rendered. [`inline`] then renders the files
+/// where `--secrets inline` asks for literal tokens. ([`index`], the report index, is
+/// rendered before: it needs no rendered file, only every warning.) The services
 /// of a batch are rendered on up to `threads` threads (each service's rendering is
 /// independent of the others'); the batches are cut by agent count, so they are the same
 /// whatever `threads` is.
