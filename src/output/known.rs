@@ -16,7 +16,7 @@
 use super::record::{self, Record, Stamp};
 use super::write::{Outputs, PreviousLock};
 use crate::artifact::{Artifact, ArtifactSet};
-use crate::lock::LOCK;
+use crate::lock::{LOCK, RecordedPaths};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -178,13 +178,33 @@ impl Known {
         // No directory is stamped: the next check stamps them before it looks below them.
         let mut next = Record::new(lock.digest(), time, inputs, paths.len(), 0);
         let seen = &seen.sorted();
+        match &paths {
+            RecordedPaths::Listed(l) => self.stamp(out, l, |(p, _)| p, seen, previous, &mut next, jobs),
+            RecordedPaths::Read(r) => self.stamp(out, r, |p| p, seen, previous, &mut next, jobs),
+        }
+        record::store(at, &next);
+    }
+
+    /// Stamps the output `path_of` each of `paths` in `next`: as `seen` holds it, as the
+    /// record vouched for it (by its index in `previous`), or as it is on disk now.
+    #[expect(clippy::too_many_arguments, reason = "one caller, two kinds of path list")]
+    fn stamp<T: Sync>(
+        &self,
+        out: &Path,
+        paths: &[T],
+        path_of: impl Fn(&T) -> &str + Sync,
+        seen: &Seen,
+        previous: &Outputs,
+        next: &mut Record,
+        jobs: usize,
+    ) {
         let threads = if paths.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
         // Each stamp written straight into the record (a list of them first was 6 MB at
         // 30,000 agent ids).
-        crate::jobs::fill_runs(&paths, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
+        crate::jobs::fill_runs(paths, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
             let mut walk = crate::disk::Walk::new(out).ok();
-            for (path, entry) in run.iter().zip(entries.chunks_exact_mut(record::ENTRY)) {
-                let vouched = || previous.get(path.as_ref()).filter(|&(i, _)| seen.was_vouched(i)).map(|(i, _)| i);
+            for (path, entry) in run.iter().map(&path_of).zip(entries.chunks_exact_mut(record::ENTRY)) {
+                let vouched = || previous.get(path).filter(|&(i, _)| seen.was_vouched(i)).map(|(i, _)| i);
                 let stamp = seen.get(path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
                     let walk = walk.as_mut()?;
                     crate::disk::is_safe_relative(path).then(|| walk.stat(path)).flatten().map(|st| Stamp::of_stat(&st))
@@ -192,7 +212,6 @@ impl Known {
                 record::put_entry(entry, stamp);
             }
         });
-        record::store(at, &next);
     }
 }
 
