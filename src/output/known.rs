@@ -175,18 +175,18 @@ impl Known {
         let (Some(at), Some(lock)) = (&self.at, lock) else { return };
         let Some((inputs, paths)) = lock.recorded() else { return };
         let time = record::now();
-        // No directory is stamped: the next check stamps them before it looks below them.
-        let mut next = Record::new(lock.digest(), time, inputs, paths.len(), 0);
         let seen = &seen.sorted();
-        match &paths {
-            RecordedPaths::Listed(l) => self.stamp(out, l, |(p, _)| p, seen, previous, &mut next, jobs),
-            RecordedPaths::Read(r) => self.stamp(out, r, |p| p, seen, previous, &mut next, jobs),
-        }
-        record::store(at, &next);
+        // Written as it is stamped, a part at a time. No directory is stamped: the next
+        // check stamps them before it looks below them.
+        record::store_filled(at, lock.digest(), time, inputs, paths.len(), |run, entries| match &paths {
+            RecordedPaths::Listed(l) => self.stamp(out, &l[run], |(p, _)| p, seen, previous, entries, jobs),
+            RecordedPaths::Read(r) => self.stamp(out, &r[run], |p| p, seen, previous, entries, jobs),
+        });
     }
 
-    /// Stamps the output `path_of` each of `paths` in `next`: as `seen` holds it, as the
-    /// record vouched for it (by its index in `previous`), or as it is on disk now.
+    /// Stamps the output `path_of` each of `paths` in its entry of `entries`: as `seen`
+    /// holds it, as the record vouched for it (by its index in `previous`), or as it is on
+    /// disk now.
     #[expect(clippy::too_many_arguments, reason = "one caller, two kinds of path list")]
     fn stamp<T: Sync>(
         &self,
@@ -195,13 +195,13 @@ impl Known {
         path_of: impl Fn(&T) -> &str + Sync,
         seen: &Seen,
         previous: &Outputs,
-        next: &mut Record,
+        entries: &mut [u8],
         jobs: usize,
     ) {
         let threads = if paths.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { jobs };
         // Each stamp written straight into the record (a list of them first was 6 MB at
         // 30,000 agent ids).
-        crate::jobs::fill_runs(paths, next.outputs_mut(), record::ENTRY, threads, 256, |run, entries| {
+        crate::jobs::fill_runs(paths, entries, record::ENTRY, threads, 256, |run, entries| {
             let mut walk = crate::disk::Walk::new(out).ok();
             for (path, entry) in run.iter().map(&path_of).zip(entries.chunks_exact_mut(record::ENTRY)) {
                 let vouched = || previous.get(path).filter(|&(i, _)| seen.was_vouched(i)).map(|(i, _)| i);

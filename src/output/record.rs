@@ -120,14 +120,7 @@ impl Record {
     pub(crate) fn new(lock: [u8; 32], time: Time, inputs: usize, outputs: usize, dirs: usize) -> Record {
         let entries = HEADER + (inputs + outputs + dirs + 1) * ENTRY;
         let mut buf = Vec::with_capacity(entries);
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&lock);
-        buf.extend_from_slice(&time.0.to_le_bytes());
-        buf.extend_from_slice(&time.1.to_le_bytes());
-        buf.extend_from_slice(&(inputs as u32).to_le_bytes());
-        buf.extend_from_slice(&(outputs as u32).to_le_bytes());
-        buf.extend_from_slice(&(dirs as u32).to_le_bytes());
-        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.extend_from_slice(&header(lock, time, inputs, outputs, dirs));
         buf.resize(entries, 0);
         Record { buf, inputs, outputs, dirs }
     }
@@ -225,13 +218,6 @@ impl Record {
     fn set(&mut self, n: usize, stamp: Option<Stamp>) {
         let at = HEADER + n * ENTRY;
         put_entry(&mut self.buf[at..at + ENTRY], stamp);
-    }
-
-    /// The outputs' entries, [`ENTRY`] bytes each, for [`put_entry`] to fill in place
-    /// (in parts, on several threads).
-    pub(crate) fn outputs_mut(&mut self) -> &mut [u8] {
-        let at = HEADER + self.inputs * ENTRY;
-        &mut self.buf[at..at + self.outputs * ENTRY]
     }
 
     #[cfg(test)]
@@ -336,6 +322,82 @@ pub(crate) fn read_bounded(path: &Path, max: usize) -> Option<Vec<u8>> {
     Some(b)
 }
 
+/// A record's header: for the lock `lock`, stamped `time`, with these counts of entries
+/// and no copy of the lock.
+fn header(lock: [u8; 32], time: Time, inputs: usize, outputs: usize, dirs: usize) -> [u8; HEADER] {
+    let mut h = [0; HEADER];
+    let fields: [&[u8]; 8] = [
+        MAGIC,
+        &lock,
+        &time.0.to_le_bytes(),
+        &time.1.to_le_bytes(),
+        &(inputs as u32).to_le_bytes(),
+        &(outputs as u32).to_le_bytes(),
+        &(dirs as u32).to_le_bytes(),
+        &0u32.to_le_bytes(),
+    ];
+    let mut at = 0;
+    for f in fields {
+        h[at..at + f.len()].copy_from_slice(f);
+        at += f.len();
+    }
+    h
+}
+
+/// How many output entries [`store_filled`] fills and writes at a time (456 KB).
+const FILLED_PART: usize = 8192;
+
+/// Writes to `path` atomically the record [`Record::new`] makes for a lock with `inputs`
+/// inputs and `outputs` outputs (no directories), its output entries filled by `fill`,
+/// which is given each part of them in turn (which outputs, and their entries): the
+/// record is written as it is filled, never held whole (5 MB at 30,000 agent ids).
+/// Failures are ignored, as [`store`]'s are.
+pub(crate) fn store_filled(
+    path: &Path,
+    lock: [u8; 32],
+    time: Time,
+    inputs: usize,
+    outputs: usize,
+    fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
+) {
+    let _ = replace(path, |f| write_filled(f, lock, time, (inputs, outputs), FILLED_PART, fill));
+}
+
+fn write_filled(
+    f: &mut impl std::io::Write,
+    lock: [u8; 32],
+    time: Time,
+    (inputs, outputs): (usize, usize),
+    part: usize,
+    mut fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
+) -> std::io::Result<()> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |b: &[u8]| {
+        crc.update(b);
+        f.write_all(b)
+    };
+    put(&header(lock, time, inputs, outputs, 0))?;
+    let part = part.clamp(1, inputs.max(outputs).max(1));
+    let mut buf = vec![0; part * ENTRY];
+    // Entries in the order `Record::new` lays them out: the inputs', the outputs', the
+    // lock's. Only the outputs' are filled (the next check stamps the rest).
+    for (n, filled) in [(inputs, false), (outputs, true), (1, false)] {
+        let mut start = 0;
+        while start < n {
+            let run = start..n.min(start + part);
+            let b = &mut buf[..run.len() * ENTRY];
+            b.fill(0);
+            start = run.end;
+            if filled {
+                fill(run, b);
+            }
+            put(b)?;
+        }
+    }
+    let sum = crc.finalize();
+    f.write_all(&sum.to_le_bytes())
+}
+
 /// Writes `record` to `path` atomically. Failures are ignored: the record only ever saves
 /// work.
 pub(crate) fn store(path: &Path, record: &Record) {
@@ -386,6 +448,31 @@ mod tests {
         r.set_dir(1, Some(stamp(6)));
         r.set_copy(stamp(4), b"lock");
         r
+    }
+
+    /// A record written a part at a time, as it is stamped, is byte for byte the one made
+    /// whole and written at once, whatever the parts.
+    #[test]
+    fn a_record_written_as_it_is_filled_is_the_one_made_whole() {
+        for (inputs, outputs, part) in [(0, 0, 4), (3, 1, 4), (2, 9, 4), (5, 8, 4), (1, 100, 8192), (0, 7, 1), (4, 0, 2)] {
+            let stamp_of = |i: usize| (!i.is_multiple_of(3)).then(|| stamp(i as u64 + 1));
+            let mut whole = Record::new([7; 32], (5, 6), inputs, outputs, 0);
+            for i in 0..outputs {
+                whole.set_output(i, stamp_of(i));
+            }
+            let (mut written, mut runs) = (Vec::new(), Vec::new());
+            write_filled(&mut written, [7; 32], (5, 6), (inputs, outputs), part, |run, entries| {
+                runs.push(run.clone());
+                for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {
+                    put_entry(e, stamp_of(i));
+                }
+            })
+            .unwrap();
+            assert_eq!(written, whole.encode(), "{inputs} {outputs} {part}");
+            assert_eq!(runs.iter().flat_map(Clone::clone).collect::<Vec<_>>(), (0..outputs).collect::<Vec<_>>());
+            assert!(runs.iter().all(|r| r.len() <= part));
+            assert_eq!(Record::decode(written), Some(whole));
+        }
     }
 
     #[test]
