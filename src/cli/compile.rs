@@ -245,18 +245,46 @@ fn summary(
             None => eprintln!("error: compile failed with {errors} error{}; nothing was written", if errors == 1 { "" } else { "s" }),
         },
         Format::Json => {
-            let mut s =
-                serde_json::json!({ "status": status, "exit_code": code, "errors": errors, "warnings": warnings, "agents": c.agents });
-            if let Some((_, w, out)) = written {
-                s["out"] = out.display().to_string().into();
-                s["written"] = w.written.clone().into();
-                s["unchanged"] = w.unchanged.into();
-                s["reused"] = w.reused.into();
-                s["removed"] = w.removed.clone().into();
+            let w = written.map(|(_, w, _)| w);
+            let s = JsonSummary {
+                agents: c.agents,
+                errors,
+                exit_code: code,
+                out: written.map(|(_, _, out)| out.display().to_string()),
+                removed: w.map(|w| &w.removed[..]),
+                reused: w.map(|w| w.reused),
+                status,
+                unchanged: w.map(|w| w.unchanged),
+                warnings,
+                written: w.map(|w| &w.written[..]),
+            };
+            if let Ok(line) = serde_json::to_string(&std::collections::BTreeMap::from([("summary", s)])) {
+                println!("{line}");
             }
-            println!("{}", serde_json::json!({ "summary": s }));
         }
     }
+}
+
+/// The summary `--format json` prints, its keys in the order `serde_json` sorts a map's
+/// (as it printed when it was one): the paths written are the write's own, not copied
+/// into a JSON value (90,000 strings on a fresh compile of 30,000 agent ids).
+#[derive(serde::Serialize)]
+struct JsonSummary<'a> {
+    agents: usize,
+    errors: usize,
+    exit_code: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    out: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    removed: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reused: Option<usize>,
+    status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unchanged: Option<usize>,
+    warnings: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written: Option<&'a [std::sync::Arc<str>]>,
 }
 
 fn json_diags(c: &crate::Compiled) -> Vec<serde_json::Value> {

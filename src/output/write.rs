@@ -51,7 +51,9 @@ pub(crate) use crate::diag::catalogue::output as codes;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct WriteSummary {
-    pub written: Vec<String>,
+    /// The paths written, sorted (the compile's own strings, not copies: a fresh compile
+    /// at 30,000 agent ids writes 90,000 files).
+    pub written: Vec<Arc<str>>,
     pub unchanged: usize,
     /// Of the unchanged, those the stat record vouched for (not read).
     pub vouched: usize,
@@ -298,9 +300,9 @@ impl<'o> Writer<'o> {
         apply(out, staged(&open.journal.writes), &open.journal.deletes, true)?;
         open.keep(out, lock, remembered.as_ref(), true);
         let mut summary = std::mem::take(&mut open.summary);
-        summary.written = open.journal.writes.iter().map(ToString::to_string).collect();
+        summary.written = std::mem::take(&mut open.journal.writes);
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
-        summary.written.sort();
+        summary.written.sort_unstable();
         Ok(summary)
     }
 }
