@@ -102,21 +102,35 @@ impl Serialize for Agents<'_> {
 impl Serialize for Agent<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let service = self.service;
         let mut entry = s.serialize_struct("Agent", 3)?;
-        match self.replica {
-            Some(r) => entry.serialize_field("id", &format_args!("{service}-{r}"))?,
-            None => entry.serialize_field("id", service)?,
-        }
-        entry.serialize_field("service", service)?;
-        entry.serialize_field("report", &format_args!("report/{service}.json"))?;
+        entry.serialize_field("id", &format_args!("{self}"))?;
+        entry.serialize_field("service", self.service)?;
+        entry.serialize_field("report", &format_args!("{}", ReportPath(self.service)))?;
         entry.end()
+    }
+}
+
+/// The agent's id.
+impl std::fmt::Display for Agent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut buf = [0; 11];
+        let suffix = std::str::from_utf8(self.suffix(&mut buf)).map_err(|_| std::fmt::Error)?;
+        write!(f, "{}{suffix}", self.service)
     }
 }
 
 /// Where agent service `service`'s report is written.
 pub(crate) fn path(service: &str) -> String {
-    format!("report/{service}.json")
+    ReportPath(service).to_string()
+}
+
+/// Agent service `.0`'s report's path, as it is written.
+struct ReportPath<'a>(&'a str);
+
+impl std::fmt::Display for ReportPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "report/{}.json", self.0)
+    }
 }
 
 /// `report/<service>.json` (`schemas/service-report.schema.json`): what an agent service's
