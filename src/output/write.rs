@@ -86,7 +86,7 @@ struct Journal {
 
 /// Each write as the pair the journal on disk has: its staged name and its path.
 fn named<S: serde::Serializer>(writes: &[Arc<str>], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(writes.iter().enumerate().map(|(i, rel)| (i.to_string(), &**rel)))
+    s.collect_seq(staged(writes))
 }
 
 /// A journal as it is on disk: what recovery reads of a killed run's.
