@@ -203,3 +203,22 @@ fn closed_standard_descriptors_change_nothing_clawc_writes() {
     assert_eq!(closed(&[]), Some(0));
     assert_eq!(super::harness::tree(&pod.path("out")), want);
 }
+
+/// A compile runs on mimalloc (which reserves its arena at the first allocation, as
+/// `MIMALLOC_VERBOSE=1` shows), a `--check` on glibc's allocator (mimalloc is loaded but
+/// serves nothing): `allocator::for_args` as the binary applies it.
+#[test]
+fn a_compile_runs_on_mimalloc_and_a_check_on_glibc() {
+    let pod = pod();
+    let served = |args: &[&str]| {
+        let mut c = super::harness::clawc();
+        c.current_dir(pod.dir.path()).env("MIMALLOC_VERBOSE", "1");
+        let o = c.args(["compile", "claw-pod.yml", "-o", "out"]).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8(o.stderr).unwrap();
+        assert!(stderr.contains("mimalloc: process init"), "mimalloc's verbose output: {stderr}");
+        stderr.lines().any(|l| l.starts_with("mimalloc: reserved"))
+    };
+    assert!(served(&[]), "a compile allocates with mimalloc");
+    assert!(!served(&["--check"]), "a check does not");
+}
