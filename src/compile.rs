@@ -5,7 +5,7 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
@@ -721,10 +721,10 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         let listed = self.stream.sink.listed();
         self.stream.outputs.reserve_exact(listed.saturating_sub(self.stream.outputs.len()));
         let mut taken = BTreeSet::new();
-        for ((service, key), files) in wanted.iter().zip(reused) {
-            let Some(files) = files else { continue };
-            for f in &files {
-                self.stream.outputs.push((f.path.clone(), f.digest));
+        for ((service, key), from_tree) in wanted.iter().zip(reused) {
+            let Some(Taken { files, digests }) = from_tree else { continue };
+            for (f, digest) in files.iter().zip(digests) {
+                self.stream.outputs.push((f.path.clone(), digest));
             }
             self.memo.0.insert(service.to_string(), (**key, files));
             taken.insert(*service);
@@ -753,15 +753,12 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         };
         let start = self.stream.outputs.len();
         self.stream.put(files, self.secrets, self.threads);
-        let put: std::collections::HashMap<&str, (&Arc<str>, &[u8; 32])> =
-            self.stream.outputs[start..].iter().map(|(p, d)| (&**p, (p, d))).collect();
+        let put: std::collections::HashMap<&str, &Arc<str>> = self.stream.outputs[start..].iter().map(|(p, _)| (&**p, p)).collect();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.
-            let recorded: Option<Vec<Recorded>> = paths
-                .into_iter()
-                .map(|(path, mode)| put.get(path.as_str()).map(|(p, d)| Recorded { path: Arc::clone(p), digest: **d, mode }))
-                .collect();
+            let recorded: Option<Vec<Recorded>> =
+                paths.into_iter().map(|(path, mode)| put.get(path.as_str()).map(|p| Recorded { path: Arc::clone(p), mode })).collect();
             if let Some(recorded) = recorded {
                 self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
             }

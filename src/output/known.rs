@@ -138,21 +138,18 @@ impl Known {
         .then_some(i)
     }
 
-    /// Whether `rel`, found on disk stamped `stamp` with permission bits `mode`, already is
-    /// the file (without a literal token) with those bits whose SHA-256 is `digest`, by the
-    /// previous lock's `outputs` and the record, without reading it.
-    pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, want: (u32, &[u8; 32]), found: (u32, &Stamp)) -> bool {
-        let (mode, digest) = want;
-        found.0 & 0o777 == mode
-            && previous.get(rel).is_some_and(|(_, old)| old == Some(digest))
-            && self.vouches_stamp(previous, rel, found.1)
+    /// Whether `rel`, found on disk stamped `stamp` with permission bits `found.0`, already
+    /// is the file with bits `mode` whose SHA-256 the previous lock's `outputs` records, by
+    /// the record, without reading it.
+    pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, mode: u32, found: (u32, &Stamp)) -> bool {
+        found.0 & 0o777 == mode && previous.get(rel).is_some_and(|(_, old)| old.is_some()) && self.vouches_stamp(previous, rel, found.1)
     }
 
     /// Whether `f`, found by `walk`, still is the file the previous compile recorded (by
     /// the previous lock's `outputs`), by the record, without reading it.
     pub(crate) fn looks_recorded(&self, walk: &mut crate::disk::Walk, previous: &Outputs, f: &crate::artifact::Recorded) -> bool {
         let Some(st) = walk.stat(&f.path) else { return false };
-        self.vouches_recorded(previous, &f.path, (f.mode, &f.digest), (st.st_mode, &Stamp::of_stat(&st)))
+        self.vouches_recorded(previous, &f.path, f.mode, (st.st_mode, &Stamp::of_stat(&st)))
     }
 
     /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous

@@ -1,5 +1,6 @@
 //! The render memo: what the previous compile rendered for each agent service (its render
-//! key, see `project::reuse`, and its files by path, hash and mode), kept beside the stat
+//! key, see `project::reuse`, and its files by path and mode; their hashes are the lock's
+//! it is bound to), kept beside the stat
 //! record, so a recompile renders only the services whose key changed. A service whose
 //! key is unchanged is taken from the tree as it is, when every one of its files is still
 //! the one the previous lock records and the stat record vouches for it (see
@@ -18,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 16] = b"clawc-memo-1\n\0\0\0";
+const MAGIC: &[u8; 16] = b"clawc-memo-2\n\0\0\0";
 /// The largest memo read (a 30,000-agent pod's is about 7 MB).
 const MAX_SIZE: usize = crate::disk::MAX_BOOKKEEPING as usize;
 
@@ -95,7 +96,7 @@ impl<W: Write> Write for Checked<W> {
 }
 
 /// Magic, the lock's digest, the count of services; per service its name, key and files
-/// (path, digest, mode). The CRC-32 of all of it follows (written by the caller).
+/// (path, mode). The CRC-32 of all of it follows (written by the caller).
 fn encode(w: &mut impl Write, lock: &[u8; 32], memo: &Memo) -> std::io::Result<()> {
     w.write_all(MAGIC)?;
     w.write_all(lock)?;
@@ -106,7 +107,6 @@ fn encode(w: &mut impl Write, lock: &[u8; 32], memo: &Memo) -> std::io::Result<(
         put_len(w, files.len())?;
         for f in files {
             put_str(w, &f.path)?;
-            w.write_all(&f.digest)?;
             w.write_all(&f.mode.to_le_bytes())?;
         }
     }
@@ -137,14 +137,13 @@ fn decode(b: &[u8], lock: &[u8; 32], listed: &Outputs) -> Option<Memo> {
         let service = r.string()?;
         let key: [u8; 32] = r.take(32)?.try_into().ok()?;
         let count = r.len()?;
-        // Every file takes at least 40 bytes: a count cannot ask for more than is there.
-        let mut files = Vec::with_capacity(count.min(r.0.len() / 40));
+        // Every file takes at least 8 bytes: a count cannot ask for more than is there.
+        let mut files = Vec::with_capacity(count.min(r.0.len() / 8));
         for _ in 0..count {
             let path = r.str()?;
             let path = listed.shared(path).map_or_else(|| Arc::from(path), Arc::clone);
-            let digest = r.take(32)?.try_into().ok()?;
             let mode = u32::from_le_bytes(r.take(4)?.try_into().ok()?);
-            files.push(Recorded { path, digest, mode });
+            files.push(Recorded { path, mode });
         }
         memo.0.insert(service, (key, files));
     }
@@ -180,9 +179,9 @@ mod tests {
     use super::*;
 
     fn memo() -> Memo {
-        let file = |p: &str, d: u8, mode: u32| Recorded { path: p.into(), digest: [d; 32], mode };
+        let file = |p: &str, mode: u32| Recorded { path: p.into(), mode };
         let mut m = Memo::default();
-        m.0.insert("a".into(), ([1; 32], vec![file("context/a/CLAWDAPUS.md", 2, 0o644), file("report/a.json", 3, 0o644)]));
+        m.0.insert("a".into(), ([1; 32], vec![file("context/a/CLAWDAPUS.md", 0o644), file("report/a.json", 0o600)]));
         m.0.insert("b".into(), ([4; 32], vec![]));
         m
     }

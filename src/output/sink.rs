@@ -2,7 +2,7 @@
 //! ([`ArtifactSet`]), nothing (`Discard`), a write into `--out`
 //! ([`super::write::Writer`]), or a comparison with it ([`super::check::Drift`]).
 
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Taken};
 use crate::diag::Diagnostic;
 use crate::lock::{LOCK, Pending};
 
@@ -23,9 +23,9 @@ pub trait Sink {
 
     /// For each of `wanted` (an agent service and the render key of its inputs): its files
     /// as the previous compile rendered them from inputs with that key, when the sink
-    /// holds them still unchanged (then they count as put, and the compile does not render
-    /// the service); `None` otherwise.
-    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+    /// holds them still unchanged (then they count as put, with the hashes its lock records,
+    /// and the compile does not render the service); `None` otherwise.
+    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
         vec![None; wanted.len()]
     }
 

@@ -24,7 +24,7 @@ use super::ahead::Ahead;
 use super::known::{Known, LockView, Seen};
 use super::record::Stamp;
 use super::sink::Sink;
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Taken};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
@@ -330,7 +330,7 @@ impl Sink for Writer<'_> {
         self.redacted && self.opts.records.is_some()
     }
 
-    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+    fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
         let out = self.out;
         match self.open() {
             Ok(open) => open.reuse(out, wanted),
@@ -738,10 +738,10 @@ impl Open {
     /// for it rendered from that key, when each is still the one the previous lock records,
     /// vouched for by the stat record (never read; looked at on every core); then they
     /// count as put and unchanged. A service is taken whole or not at all.
-    fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Vec<Recorded>>> {
+    fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
         let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
         // Each candidate with its looks if they were read ahead.
-        let candidates: Vec<Option<(Vec<Recorded>, Option<bool>)>> = wanted
+        let candidates: Vec<Option<(Vec<crate::artifact::Recorded>, Option<bool>)>> = wanted
             .iter()
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
@@ -749,7 +749,8 @@ impl Open {
                 (memo_key == **key && check_names(files.iter().map(|f| &*f.path)).is_ok()).then_some((files, ahead))
             })
             .collect();
-        let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
+        let files: Vec<&crate::artifact::Recorded> =
+            candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
         let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
@@ -766,20 +767,21 @@ impl Open {
             // Every one of its looks is taken, vouched for or not, so the next service's
             // start where they should.
             let vouched = ahead.unwrap_or_else(|| looks.by_ref().take(files.len()).fold(true, |all, v| all & v));
-            if !vouched {
+            // Vouched for, each file is one the previous lock records with a hash.
+            let recorded: Option<Vec<(usize, [u8; 32])>> =
+                files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, *d?)))).collect();
+            let Some(recorded) = recorded.filter(|_| vouched) else {
                 taken.push(None);
                 continue;
-            }
-            for f in &files {
-                if let Some((i, _)) = previous.get(&f.path) {
-                    self.kept.mark_at(i);
-                    self.seen.vouched(i);
-                }
+            };
+            for &(i, _) in &recorded {
+                self.kept.mark_at(i);
+                self.seen.vouched(i);
             }
             self.summary.unchanged += files.len();
             self.summary.vouched += files.len();
             self.summary.reused += 1;
-            taken.push(Some(files));
+            taken.push(Some(Taken { files, digests: recorded.into_iter().map(|(_, d)| d).collect() }));
         }
         taken
     }
