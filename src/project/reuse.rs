@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 /// Bumped when what the key covers changes, so no key of an older clawc ever matches.
-const KEY_VERSION: &str = "clawc-render-key-1";
+const KEY_VERSION: &str = "clawc-render-key-2";
 
 /// Each agent service's render key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,7 +94,23 @@ fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
         (name, &service.loc, &service.image, &service.build, &service.environment, &service.ports, claw).hash(&mut h);
         service.claw.as_ref().map(|c| (c.role, &c.describe_file, &c.stdio, c.describe_only)).hash(&mut h);
     }
-    r.reg.hash(&mut h);
+    // The registry, most of what is fed here (every tool's schemas): its descriptors are
+    // digested a service each, on every core, and those digests fed in order. Taken apart
+    // whole, so a field added to it must be fed too.
+    let Registry { services, feeds, runners } = r.reg;
+    let described: Vec<_> = services.iter().collect();
+    let digests =
+        crate::jobs::map_runs(&described, cx.threads, 4, |_, run| run.iter().map(|service| sha256_of(service)).collect::<Vec<_>>());
+    described.len().hash(&mut h);
+    digests.iter().flatten().for_each(|d| h.bytes(d));
+    (feeds, runners).hash(&mut h);
+    h.digest()
+}
+
+/// SHA-256 of what `value`'s `Hash` feeds.
+fn sha256_of(value: &impl Hash) -> [u8; 32] {
+    let mut h = Hashing::default();
+    value.hash(&mut h);
     h.digest()
 }
 
