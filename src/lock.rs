@@ -941,8 +941,6 @@ mod tests {
         }
     }
 
-    /// The outputs are listed in path order whatever order they were put in, each path
-    /// once, with the hash put last.
     /// Every permutation of up to six positions, and long ones of many cycles, move each
     /// item where the order says.
     #[test]
@@ -973,6 +971,8 @@ mod tests {
         check(&(0..n).map(|i| (i + 1) % n).collect::<Vec<_>>());
     }
 
+    /// The outputs are listed in path order whatever order they were put in, each path
+    /// once, with the hash put last.
     #[test]
     fn outputs_are_listed_in_path_order_each_once() {
         let put = |order: &[(&str, u8)]| Listed::sorted(order.iter().map(|(p, d)| ((*p).into(), [*d; 32])).collect());

@@ -24,7 +24,7 @@ use super::ahead::Ahead;
 use super::known::{Known, LockView, Seen};
 use super::record::Stamp;
 use super::sink::Sink;
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Taken};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
@@ -741,7 +741,7 @@ impl Open {
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
         let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
         // Each candidate with its looks if they were read ahead.
-        let candidates: Vec<Option<(Vec<crate::artifact::Recorded>, Option<bool>)>> = wanted
+        let candidates: Vec<Option<(Vec<Recorded>, Option<bool>)>> = wanted
             .iter()
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
@@ -749,8 +749,7 @@ impl Open {
                 (memo_key == **key && check_names(files.iter().map(|f| &*f.path)).is_ok()).then_some((files, ahead))
             })
             .collect();
-        let files: Vec<&crate::artifact::Recorded> =
-            candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
+        let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
         let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
@@ -768,9 +767,9 @@ impl Open {
             // start where they should.
             let vouched = ahead.unwrap_or_else(|| looks.by_ref().take(files.len()).fold(true, |all, v| all & v));
             // Vouched for, each file is one the previous lock records with a hash.
-            let recorded: Option<Vec<(usize, [u8; 32])>> =
-                files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, *d?)))).collect();
-            let Some(recorded) = recorded.filter(|_| vouched) else {
+            let recorded =
+                vouched.then(|| files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, *d?)))).collect::<Option<Vec<_>>>());
+            let Some(Some(recorded)) = recorded else {
                 taken.push(None);
                 continue;
             };

@@ -99,8 +99,7 @@ fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
     // whole, so a field added to it must be fed too.
     let Registry { services, feeds, runners } = r.reg;
     let described: Vec<_> = services.iter().collect();
-    let digests =
-        crate::jobs::map_runs(&described, cx.threads, 4, |_, run| run.iter().map(|service| sha256_of(service)).collect::<Vec<_>>());
+    let digests = crate::jobs::map_runs(&described, cx.threads, 4, |_, run| run.iter().map(sha256_of).collect::<Vec<_>>());
     described.len().hash(&mut h);
     digests.iter().flatten().for_each(|d| h.bytes(d));
     (feeds, runners).hash(&mut h);
