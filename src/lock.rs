@@ -249,6 +249,7 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
     let described = built.services;
     let by_file: BTreeMap<&str, (&str, &ServiceDescriptor)> =
         described.iter().map(|(svc, d)| (sources.name(d.file), (svc.as_str(), d))).collect();
+    let stamps = inputs.values().map(|e| e.stamp).collect();
     let inputs = inputs
         .iter()
         .map(|(path, e)| {
@@ -275,7 +276,7 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
         env: LockEnv { sha256: env.digest(&keys), keys: keys.into_iter().collect(), secret_keys: env.secret_names().into_iter().collect() },
         outputs: Written(&Listed::default()),
     };
-    Pending::of(&lock, built.outputs)
+    Pending { stamps, ..Pending::of(&lock, built.outputs) }
 }
 
 /// A new lock, its bytes made as they are written ([`Pending::write_to`]) rather than held:
@@ -289,6 +290,9 @@ pub struct Pending {
     form: Form,
     /// Its digest (SHA-256 of its bytes), made by writing it once into the hash.
     digest: [u8; 32],
+    /// Its inputs' stamps as the compile read them, in its order, where they are known
+    /// (`InputEntry::stamp`): the stat record written beside it holds them.
+    stamps: Vec<Option<crate::disk::Stamp>>,
 }
 
 enum Form {
@@ -322,14 +326,20 @@ impl Pending {
             },
             _ => Form::Whole(crate::artifact::json::to_go_json(&lock.with_outputs(Written(&outputs))).into()),
         };
-        let mut pending = Pending { form, digest: [0; 32] };
+        let mut pending = Pending { form, digest: [0; 32], stamps: Vec::new() };
         pending.digest = pending.hashed();
         pending
     }
 
     /// A lock rendered already (`bytes`).
     pub(crate) fn whole(bytes: Arc<[u8]>) -> Pending {
-        Pending { digest: crate::digest::sha256(&bytes), form: Form::Whole(bytes) }
+        Pending { digest: crate::digest::sha256(&bytes), form: Form::Whole(bytes), stamps: Vec::new() }
+    }
+
+    /// Its inputs' stamps as the compile read them, in its order (none for a lock handed
+    /// over as bytes).
+    pub(crate) fn input_stamps(&self) -> &[Option<crate::disk::Stamp>] {
+        &self.stamps
     }
 
     /// The SHA-256 of its bytes.

@@ -173,8 +173,10 @@ impl Known {
         let Some((inputs, paths)) = lock.recorded() else { return };
         let time = record::now();
         let seen = &seen.sorted();
-        // Written as it is stamped, a part at a time. No directory is stamped: the next
-        // check stamps them before it looks below them.
+        // Written as it is stamped, a part at a time, with the inputs' stamps as they were
+        // read. No directory is stamped: the next check stamps them before it looks below
+        // them.
+        let inputs = (inputs, lock.input_stamps());
         record::store_filled(at, lock.digest(), time, inputs, paths.len(), |run, entries| match &paths {
             RecordedPaths::Listed(l) => self.stamp(out, &l[run], |(p, _)| p, seen, previous, entries, jobs),
             RecordedPaths::Read(r) => self.stamp(out, &r[run], |p| p, seen, previous, entries, jobs),

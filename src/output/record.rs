@@ -24,9 +24,8 @@
 //! edit that keeps the size and puts the old `mtime` back still changes it, and a file
 //! replaced by another has another inode or `ctime`.
 
-use std::fs::Metadata;
 use std::io::Read;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"clawc-statrec-2\n";
@@ -44,55 +43,7 @@ const MAX_ENTRIES: usize = 4 << 20;
 /// The largest copy of a lock a record holds (a lock is at most this size too).
 const MAX_COPY: usize = crate::disk::MAX_BOOKKEEPING as usize;
 
-/// A time as the file system records it: seconds and nanoseconds since the epoch.
-pub(crate) type Time = (i64, i64);
-
-/// What `lstat` says of a file, as far as the record compares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: Time,
-    pub ctime: Time,
-}
-
-impl Stamp {
-    pub(crate) fn of(m: &Metadata) -> Stamp {
-        Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) }
-    }
-
-    /// The same from a `stat` structure (outputs are looked at through [`crate::disk::Walk`]).
-    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types vary by architecture
-    pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
-        Stamp {
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-            size: st.st_size as u64,
-            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
-        }
-    }
-
-    /// Changed at or after `time`: a change within the same clock tick as the record's
-    /// time would not show in the stamp, so the file must be read again.
-    pub(crate) fn racy(&self, time: Time) -> bool {
-        self.mtime >= time || self.ctime >= time
-    }
-}
-
-/// The coarse real-time clock: never later than the time the kernel stamps a file changed
-/// after this call with (those stamps come from this clock or a finer one).
-pub(crate) fn now() -> Time {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &raw mut ts) };
-    if rc != 0 {
-        // No clock: a time before every file, so nothing recorded is ever vouched for.
-        return (i64::MIN, 0);
-    }
-    (ts.tv_sec, ts.tv_nsec)
-}
+pub(crate) use crate::disk::{Stamp, Time, now};
 
 /// The SHA-256 of a lock's bytes, as the record binds to it.
 pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
@@ -347,8 +298,9 @@ fn header(lock: [u8; 32], time: Time, inputs: usize, outputs: usize, dirs: usize
 /// How many output entries [`store_filled`] fills and writes at a time (456 KB).
 const FILLED_PART: usize = 8192;
 
-/// Writes to `path` atomically the record [`Record::new`] makes for a lock with `inputs`
-/// inputs and `outputs` outputs (no directories), its output entries filled by `fill`,
+/// Writes to `path` atomically the record [`Record::new`] makes for a lock with `inputs.0`
+/// inputs stamped as `inputs.1` says (in order; those it does not say are not recorded)
+/// and `outputs` outputs (no directories), its output entries filled by `fill`,
 /// which is given each part of them in turn (which outputs, and their entries): the
 /// record is written as it is filled, never held whole (5 MB at 30,000 agent ids).
 /// Failures are ignored, as [`store`]'s are.
@@ -356,7 +308,7 @@ pub(crate) fn store_filled(
     path: &Path,
     lock: [u8; 32],
     time: Time,
-    inputs: usize,
+    inputs: (usize, &[Option<Stamp>]),
     outputs: usize,
     fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) {
@@ -367,7 +319,7 @@ fn write_filled(
     f: &mut impl std::io::Write,
     lock: [u8; 32],
     time: Time,
-    (inputs, outputs): (usize, usize),
+    ((inputs, stamps), outputs): ((usize, &[Option<Stamp>]), usize),
     part: usize,
     mut fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) -> std::io::Result<()> {
@@ -380,17 +332,23 @@ fn write_filled(
     let part = part.clamp(1, inputs.max(outputs).max(1));
     let mut buf = vec![0; part * ENTRY];
     // Entries in the order `Record::new` lays them out: the inputs', the outputs', the
-    // lock's. Only the outputs' are filled (the next check stamps the rest).
-    for (n, filled) in [(inputs, false), (outputs, true), (1, false)] {
+    // lock's. The lock's is not filled (the next check stamps it).
+    for (section, n) in [(0, inputs), (1, outputs), (2, 1)] {
         let mut start = 0;
         while start < n {
             let run = start..n.min(start + part);
             let b = &mut buf[..run.len() * ENTRY];
             b.fill(0);
-            start = run.end;
-            if filled {
-                fill(run, b);
+            match section {
+                0 => {
+                    for (i, e) in run.clone().zip(b.chunks_exact_mut(ENTRY)) {
+                        put_entry(e, stamps.get(i).copied().flatten());
+                    }
+                }
+                1 => fill(run.clone(), b),
+                _ => {}
             }
+            start = run.end;
             put(b)?;
         }
     }
@@ -451,17 +409,22 @@ mod tests {
     }
 
     /// A record written a part at a time, as it is stamped, is byte for byte the one made
-    /// whole and written at once, whatever the parts.
+    /// whole and written at once, whatever the parts, its inputs' stamps included (those
+    /// given; an input past them is not recorded).
     #[test]
     fn a_record_written_as_it_is_filled_is_the_one_made_whole() {
-        for (inputs, outputs, part) in [(0, 0, 4), (3, 1, 4), (2, 9, 4), (5, 8, 4), (1, 100, 8192), (0, 7, 1), (4, 0, 2)] {
+        for (inputs, outputs, part) in [(0, 0, 4), (3, 1, 4), (2, 9, 4), (5, 8, 4), (1, 100, 8192), (0, 7, 1), (4, 0, 2), (9, 3, 2)] {
             let stamp_of = |i: usize| (!i.is_multiple_of(3)).then(|| stamp(i as u64 + 1));
+            let input_stamps: Vec<Option<Stamp>> = (0..inputs.min(7)).map(|i| (i % 2 == 0).then(|| stamp(i as u64 + 50))).collect();
             let mut whole = Record::new([7; 32], (5, 6), inputs, outputs, 0);
+            for (i, s) in input_stamps.iter().enumerate() {
+                whole.set_input(i, *s);
+            }
             for i in 0..outputs {
                 whole.set_output(i, stamp_of(i));
             }
             let (mut written, mut runs) = (Vec::new(), Vec::new());
-            write_filled(&mut written, [7; 32], (5, 6), (inputs, outputs), part, |run, entries| {
+            write_filled(&mut written, [7; 32], (5, 6), ((inputs, &input_stamps), outputs), part, |run, entries| {
                 runs.push(run.clone());
                 for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {
                     put_entry(e, stamp_of(i));

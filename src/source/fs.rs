@@ -104,9 +104,19 @@ pub(crate) fn read_text(root: Option<&InputRoot>, path: &Path, name: &str) -> Re
 
 /// [`read_text`] with a smaller size limit (`clawc.toml`).
 pub(crate) fn read_text_limited(root: Option<&InputRoot>, path: &Path, name: &str, limit: u64) -> Result<String, ReadError> {
+    read_text_stat(root, path, name, limit).map(|(text, _)| text)
+}
+
+/// [`read_text_limited`], with the `fstat` of what was read (when there was one).
+pub(crate) fn read_text_stat(
+    root: Option<&InputRoot>,
+    path: &Path,
+    name: &str,
+    limit: u64,
+) -> Result<(String, Option<std::fs::Metadata>), ReadError> {
     let (real, _) = resolve(root, path, name)?;
-    let (bytes, _) = read_regular(&real, name, limit)?;
-    utf8(bytes, name)
+    let (bytes, meta) = read_regular(&real, name, limit)?;
+    Ok((utf8(bytes, name)?, meta))
 }
 
 /// An input as `--check` sees it with a stat record at hand.

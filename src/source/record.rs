@@ -4,6 +4,7 @@
 
 use super::fs::{self, ReadError};
 use crate::digest::sha256_hex;
+use crate::disk::{Stamp, Time};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
@@ -15,6 +16,10 @@ pub(crate) struct InputEntry {
     pub role: &'static str,
     /// SHA-256 of the bytes, `None` when the file was probed and is absent.
     pub sha256: Option<String>,
+    /// The `fstat` of the file as it was read, when it had not changed since the log was
+    /// begun (see [`InputLog::new`]): a stat record may then vouch for those bytes by it,
+    /// so the first `--check` after a compile reads no input again. Not in the lock.
+    pub stamp: Option<Stamp>,
 }
 
 /// Shared by the threads that describe services at once; the entries are a map by name,
@@ -24,12 +29,16 @@ pub(crate) struct InputLog {
     entries: Mutex<BTreeMap<String, InputEntry>>,
     /// Where every input named by the pod, a descriptor or a label must resolve.
     root: Option<fs::InputRoot>,
+    /// When the log was begun, before any of its reads ([`crate::disk::now`]).
+    begun: Time,
 }
 
 impl InputLog {
-    /// A log whose reads are confined to `root`.
+    /// A log whose reads are confined to `root`, begun now: a file changed at or after
+    /// this time (in the clock's tick) is read without a stamp, since a change made while
+    /// or just after it was read might not show in its stamp ("racy git").
     pub(crate) fn new(root: fs::InputRoot) -> Self {
-        InputLog { entries: Mutex::default(), root: Some(root) }
+        InputLog { entries: Mutex::default(), root: Some(root), begun: crate::disk::now() }
     }
 
     /// Reads `path` (called `name`, pod-relative), confined to the input root, and records
@@ -45,14 +54,16 @@ impl InputLog {
     }
 
     fn read_in(&self, root: Option<&fs::InputRoot>, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
-        let r = fs::read_text(root, path, name);
-        let sha256 = match &r {
-            Ok(text) => Some(sha256_hex(text.as_bytes())),
-            Err(ReadError::Missing) => None,
-            Err(_) => return r,
+        let (sha256, stamp, text) = match fs::read_text_stat(root, path, name, fs::MAX_INPUT_BYTES) {
+            Ok((text, meta)) => {
+                let stamp = meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(self.begun));
+                (Some(sha256_hex(text.as_bytes())), stamp, Ok(text))
+            }
+            Err(ReadError::Missing) => (None, None, Err(ReadError::Missing)),
+            Err(e) => return Err(e),
         };
-        self.locked().insert(name.to_string(), InputEntry { role, sha256 });
-        r
+        self.locked().insert(name.to_string(), InputEntry { role, sha256, stamp });
+        text
     }
 
     /// Whether `path` (absolute) resolves inside the input root (see [`fs::InputRoot::holds`]).
@@ -62,7 +73,7 @@ impl InputLog {
 
     /// Records an input that is not a file on disk (a file read out of an image).
     pub(crate) fn record(&self, name: &str, role: &'static str, bytes: Option<&[u8]>) {
-        self.locked().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex) });
+        self.locked().insert(name.to_string(), InputEntry { role, sha256: bytes.map(sha256_hex), stamp: None });
     }
 
     pub(crate) fn entries(&self) -> BTreeMap<String, InputEntry> {
@@ -73,5 +84,34 @@ impl InputLog {
     /// whole or not done).
     fn locked(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, InputEntry>> {
         self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file read is stamped as it was read when it last changed before the log was
+    /// begun, and not stamped when it changed at or after that (it could change again
+    /// within the same clock tick without its stamp showing it); a file not found has none.
+    #[test]
+    fn an_input_is_stamped_only_when_it_changed_before_the_log_began() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("claw-pod.yml");
+        std::fs::write(&file, "services: {}\n").unwrap();
+        let root = || fs::InputRoot::new(dir.path()).unwrap();
+        let read = |log: &InputLog| {
+            assert!(log.read(&file, "claw-pod.yml", "pod").is_ok());
+            assert!(matches!(log.read(&dir.path().join("absent"), "absent", "dockerfile"), Err(ReadError::Missing)));
+            log.entries()
+        };
+        let begun_after = InputLog { begun: (i64::MAX, 0), ..InputLog::new(root()) };
+        let now = read(&InputLog::new(root()));
+        assert_eq!(now["claw-pod.yml"].sha256, Some(sha256_hex(b"services: {}\n")));
+        let begun_before = InputLog { begun: (0, 0), ..InputLog::new(root()) };
+        assert_eq!(read(&begun_after)["claw-pod.yml"].stamp, Some(Stamp::of(&std::fs::metadata(&file).unwrap())));
+        assert_eq!(read(&begun_before)["claw-pod.yml"].stamp, None, "changed at or after the log began");
+        assert_eq!(read(&begun_after)["absent"].stamp, None);
+        assert_eq!(read(&begun_after)["absent"].sha256, None);
     }
 }

@@ -346,20 +346,48 @@ fn a_compile_leaves_a_record_the_next_check_uses() {
     let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())];
     assert_eq!(pod.run_with_env(&["--no-cache"], &env).code, 0);
     assert!(records(cache.path()).is_empty(), "--no-cache writes no record");
+    // Inputs written in the clock tick the compile begins in are not stamped (racy).
+    std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(pod.run_with_env(&[], &env).code, 0);
     assert_eq!(records(cache.path()).len(), 1, "the compile recorded what it found current");
     let memo = records(cache.path())[0].with_extension("memo");
     assert!(memo.is_file(), "and kept what it rendered beside the record");
-    // The compile records outputs only: a check hashes the inputs, and no output.
+    // The compile recorded its inputs as it read them, and its outputs: the first check
+    // after it reads no file again. (A recompile first: an output the compile wrote in
+    // its record's own clock tick is not vouched for, and the recompile stamps it anew.)
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
-    let inputs = lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).count() as u64;
-    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(inputs)));
+    assert_eq!(pod.run_with_env(&[], &env).code, 0);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
     // An output forged behind clawc's back is still seen by both.
     forge(&pod.path("out/context/bot/tools.json"), false);
     assert_eq!(check_cached(&pod, cache.path(), &[]).1, "drift");
     assert_eq!(pod.run_with_env(&[], &env).code, 0);
     assert_eq!(check_cached(&pod, cache.path(), &[]).1, "in-sync");
+    // And an input: read again, found changed, so the check compiles.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    forge(&pod.path("api/.claw-describe.json"), false);
+    assert_eq!(check_cached(&pod, cache.path(), &[]).2, "compile", "a forged input is read, not vouched for");
+}
+
+/// An input whose modification time is not before the compile began (here: set ahead,
+/// as a file changed in the clock tick the compile began in, or from a clock ahead, has
+/// it) is not vouched for by the compile's record: the next check reads it again.
+#[test]
+fn an_input_changed_as_the_compile_began_is_read_again_by_the_next_check() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())];
+    let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(pod.path("api/.claw-describe.json")).unwrap().set_modified(ahead).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for _ in 0..2 {
+        assert_eq!(pod.run_with_env(&[], &env).code, 0);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, status, by, rehashed) = check_cached(&pod, cache.path(), &[]);
+    assert_eq!((code, status.as_str(), by.as_str()), (0, "in-sync", "lock"));
+    assert_eq!(rehashed, Some(1), "the descriptor, and only it, is read again");
 }
 
 /// A check the lock cannot answer (a skill folder: a file added to it would be drift) is
