@@ -23,6 +23,12 @@
 //! record's and is read again ("racy git"). `ctime` cannot be set from user space: an
 //! edit that keeps the size and puts the old `mtime` back still changes it, and a file
 //! replaced by another has another inode or `ctime`.
+//!
+//! A compile that writes the tree leaves a record too (`output::known`): each output as
+//! it was found current or written, and each input with the `fstat` of the bytes the
+//! compile read and hashed, when the input last changed before the compile began (its
+//! input log's time, taken before any read: the same rule, so a change while or after it
+//! was read shows). The first check after a compile then reads no input again.
 
 use std::io::Read;
 use std::os::unix::fs::DirBuilderExt;
