@@ -401,6 +401,56 @@ pub(crate) fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
     }
 }
 
+/// A time as the file system records it: seconds and nanoseconds since the epoch.
+pub(crate) type Time = (i64, i64);
+
+/// What `lstat` says of a file, as far as the record compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: Time,
+    pub ctime: Time,
+}
+
+impl Stamp {
+    pub(crate) fn of(m: &Metadata) -> Stamp {
+        Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) }
+    }
+
+    /// The same from a `stat` structure (outputs are looked at through [`crate::disk::Walk`]).
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types vary by architecture
+    pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+
+    /// Changed at or after `time`: a change within the same clock tick as the record's
+    /// time would not show in the stamp, so the file must be read again.
+    pub(crate) fn racy(&self, time: Time) -> bool {
+        self.mtime >= time || self.ctime >= time
+    }
+}
+
+/// The coarse real-time clock: never later than the time the kernel stamps a file changed
+/// after this call with (those stamps come from this clock or a finer one).
+pub(crate) fn now() -> Time {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &raw mut ts) };
+    if rc != 0 {
+        // No clock: a time before every file, so nothing recorded is ever vouched for.
+        return (i64::MIN, 0);
+    }
+    (ts.tv_sec, ts.tv_nsec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,54 +561,4 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(matches!(read(dir.path(), "f", 100).unwrap(), Contents::Foreign { kind: Kind::Fifo, .. }));
     }
-}
-
-/// A time as the file system records it: seconds and nanoseconds since the epoch.
-pub(crate) type Time = (i64, i64);
-
-/// What `lstat` says of a file, as far as the record compares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: Time,
-    pub ctime: Time,
-}
-
-impl Stamp {
-    pub(crate) fn of(m: &Metadata) -> Stamp {
-        Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) }
-    }
-
-    /// The same from a `stat` structure (outputs are looked at through [`crate::disk::Walk`]).
-    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types vary by architecture
-    pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
-        Stamp {
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-            size: st.st_size as u64,
-            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
-        }
-    }
-
-    /// Changed at or after `time`: a change within the same clock tick as the record's
-    /// time would not show in the stamp, so the file must be read again.
-    pub(crate) fn racy(&self, time: Time) -> bool {
-        self.mtime >= time || self.ctime >= time
-    }
-}
-
-/// The coarse real-time clock: never later than the time the kernel stamps a file changed
-/// after this call with (those stamps come from this clock or a finer one).
-pub(crate) fn now() -> Time {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &raw mut ts) };
-    if rc != 0 {
-        // No clock: a time before every file, so nothing recorded is ever vouched for.
-        return (i64::MIN, 0);
-    }
-    (ts.tv_sec, ts.tv_nsec)
 }

@@ -321,6 +321,9 @@ pub(crate) fn store_filled(
     let _ = replace(path, |f| write_filled(f, lock, time, (inputs, outputs), FILLED_PART, fill));
 }
 
+/// What writes a run of a record's entries (which, and their bytes).
+type Filler<'f> = &'f mut dyn FnMut(std::ops::Range<usize>, &mut [u8]);
+
 fn write_filled(
     f: &mut impl std::io::Write,
     lock: [u8; 32],
@@ -337,24 +340,23 @@ fn write_filled(
     put(&header(lock, time, inputs, outputs, 0))?;
     let part = part.clamp(1, inputs.max(outputs).max(1));
     let mut buf = vec![0; part * ENTRY];
-    // Entries in the order `Record::new` lays them out: the inputs', the outputs', the
-    // lock's. The lock's is not filled (the next check stamps it).
-    for (section, n) in [(0, inputs), (1, outputs), (2, 1)] {
+    // Entries in the order `Record::new` lays them out: the inputs' (as they were read),
+    // the outputs' (by `fill`), the lock's (left for the next check to stamp).
+    let mut stamped = |run: std::ops::Range<usize>, entries: &mut [u8]| {
+        for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {
+            put_entry(e, stamps.get(i).copied().flatten());
+        }
+    };
+    let mut unstamped = |_: std::ops::Range<usize>, _: &mut [u8]| {};
+    let sections: [(usize, Filler<'_>); 3] = [(inputs, &mut stamped), (outputs, &mut fill), (1, &mut unstamped)];
+    for (n, filled) in sections {
         let mut start = 0;
         while start < n {
             let run = start..n.min(start + part);
             let b = &mut buf[..run.len() * ENTRY];
             b.fill(0);
-            match section {
-                0 => {
-                    for (i, e) in run.clone().zip(b.chunks_exact_mut(ENTRY)) {
-                        put_entry(e, stamps.get(i).copied().flatten());
-                    }
-                }
-                1 => fill(run.clone(), b),
-                _ => {}
-            }
             start = run.end;
+            filled(run, b);
             put(b)?;
         }
     }
