@@ -7,9 +7,10 @@
 //! 2. The compile bench's 3000-agent pod (9301 outputs, 101 input files; under
 //!    `target/bench-tmp`, or `CLAWC_BENCH_DIR`), 30 rounds (5 for `--no-cache`): the
 //!    check with the stat record of an earlier check (in a private `CLAWC_CACHE_DIR`),
-//!    and with `--no-cache` (every file hashed, as before the record); and the floor of
-//!    a check that looks at every output, an `lstat` of each on every core with nothing
-//!    else.
+//!    and with `--no-cache` (every file hashed, as before the record); the floor of a
+//!    check that looks at every output, an `lstat` of each on every core with nothing
+//!    else; and the first check after a compile that changed one agent service's grant
+//!    (15 rounds), with the compile's own stat record.
 
 use std::path::Path;
 use std::process::Command;
@@ -136,8 +137,17 @@ fn main() {
     std::fs::create_dir_all(&base).unwrap();
     let big = tempfile::tempdir_in(base).unwrap();
     generate::generate(big.path(), 300);
-    let ok = Command::new(clawc).current_dir(big.path()).args(["compile", "--images", "none", "-o", "out"]).output().unwrap();
-    assert!(ok.status.success());
+    // With the checks' cache: the compile's own stat record is what the first check finds.
+    let compile = || {
+        let ok = Command::new(clawc)
+            .current_dir(big.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "--images", "none", "-o", "out"])
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    };
+    compile();
     let files = inputs(&big.path().join("out"));
     std::thread::sleep(Duration::from_millis(50));
     let first = check(clawc, big.path(), cache.path(), &[]);
@@ -160,5 +170,31 @@ fn main() {
         full.as_secs_f64() / hash.as_secs_f64(),
         floor.as_secs_f64() / hash.as_secs_f64(),
         fast.as_secs_f64() / floor.as_secs_f64()
+    );
+    // The first check after a compile (a pre-commit hook after `clawc compile`): rounds
+    // that narrow or put back one agent service's grant, compile, let the coarse clock
+    // pass the compile's writes, and check once.
+    let pod = big.path().join("claw-pod.yml");
+    let original = std::fs::read_to_string(&pod).unwrap();
+    let at = original.find("  agent-7:\n").unwrap();
+    let grant = at + original[at..].find("allow: [op_0, op_1, op_2").unwrap();
+    let edited = format!("{}allow: [op_0, op_1{}", &original[..grant], &original[grant + "allow: [op_0, op_1, op_2".len()..]);
+    let (mut times, mut rehashed) = (Vec::new(), Vec::new());
+    for round in 0..15 {
+        std::fs::write(&pod, if round % 2 == 0 { &edited } else { &original }).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        compile();
+        std::thread::sleep(Duration::from_millis(50));
+        let s = Instant::now();
+        rehashed.push(check(clawc, big.path(), cache.path(), &[]));
+        times.push(s.elapsed());
+    }
+    times.sort();
+    rehashed.sort_unstable();
+    println!(
+        "3000 agent ids: the first check after a one-agent recompile: median {:.2} ms (re-hashed {}–{} files)",
+        ms(times[times.len() / 2]),
+        rehashed[0],
+        rehashed[rehashed.len() - 1]
     );
 }
