@@ -163,9 +163,7 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]
     let cache = tempfile::tempdir().unwrap();
     let path = pod.path().join("claw-pod.yml");
     let original = std::fs::read_to_string(&path).unwrap();
-    let at = original.find(&format!("  agent-{agent}:\n")).unwrap();
-    let grant = at + original[at..].find("allow: [op_0, op_1, op_2").unwrap();
-    let edited = format!("{}allow: [op_0, op_1{}", &original[..grant], &original[grant + "allow: [op_0, op_1, op_2".len()..]);
+    let edited = generate::narrowed(&original, agent);
     let compile = |out: &Path| {
         let start = Instant::now();
         let o = std::process::Command::new(bin)

@@ -141,6 +141,7 @@ mod tests {
         // Tests allocate with the default allocator, not `Chosen`: only this test moves it.
         // Option 15 is the purge delay: 10 ms, mimalloc v2's default, until mimalloc is
         // chosen (`MIMALLOC_VERBOSE=1` prints it as `purge_delay` as the process loads).
+        // SAFETY: reads a number from mimalloc's table of options.
         let purge_delay = || unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
         assert_eq!(purge_delay(), 10);
         assert!(choose(Kind::Mimalloc));

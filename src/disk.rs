@@ -419,7 +419,7 @@ impl Stamp {
         Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) }
     }
 
-    /// The same from a `stat` structure (outputs are looked at through [`crate::disk::Walk`]).
+    /// The same from a `stat` structure (outputs are looked at through a [`Walk`]).
     #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types vary by architecture
     pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
         Stamp {

@@ -43,3 +43,12 @@ pub(crate) fn generate(dir: &Path, agent_services: usize) {
     }
     std::fs::write(dir.join("claw-pod.yml"), pod).unwrap();
 }
+
+/// `pod` (a generated pod's text) with the grant of agent service `agent-<agent>`
+/// narrowed by one tool: the one-agent edit both benches make.
+pub(crate) fn narrowed(pod: &str, agent: usize) -> String {
+    const GRANT: &str = "allow: [op_0, op_1, op_2";
+    let at = pod.find(&format!("  agent-{agent}:\n")).expect("the agent service");
+    let grant = at + pod[at..].find(GRANT).expect("its grant");
+    format!("{}allow: [op_0, op_1{}", &pod[..grant], &pod[grant + GRANT.len()..])
+}

@@ -181,6 +181,7 @@ fn replicas_get_their_own_id_even_when_the_pod_holds_the_stand_in() {
 }
 
 #[path = "../../benches/common/generate.rs"]
+#[allow(dead_code)] // the generator only, not the benches' edit
 pub(crate) mod generate;
 
 /// Every file under `root` with its permission bits.
