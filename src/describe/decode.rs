@@ -53,10 +53,10 @@ pub(crate) fn loose_string(obj: &Map<String, Value>, name: &str) -> Option<Strin
     field(obj, name).and_then(|(_, v)| v.as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
-/// Moves each decoded tool's `inputSchema` and `outputSchema` out of the parsed document,
-/// once nothing borrows it: the schemas are most of a large descriptor's bytes, and
-/// cloning them was most of decoding it.
-fn adopt_schemas(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
+/// Moves each decoded tool's free-form JSON (`inputSchema`, `outputSchema`,
+/// `annotations`) out of the parsed document, once nothing borrows it: the schemas are
+/// most of a large descriptor's bytes, and cloning them was most of decoding it.
+fn adopt_free_form(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
     let mut raw = root.as_object_mut().and_then(|o| take_field(o, "tools"));
     let entries = raw.as_mut().and_then(Value::as_array_mut);
     let entries = entries.map(Vec::as_mut_slice).unwrap_or_default();
@@ -66,6 +66,8 @@ fn adopt_schemas(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
             if let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) {
                 t.input_schema = take_field(entry, "inputSchema").unwrap_or_default();
                 t.output_schema = take_field(entry, "outputSchema").filter(|v| !v.is_null());
+                // Checked to be an object, or absent (null counts as absent), by `annotations`.
+                t.annotations = take_field(entry, "annotations").filter(Value::is_object);
             }
             t
         })
@@ -99,7 +101,7 @@ impl Dec<'_> {
         self.diags.push(d);
     }
 
-    fn wrong_type(&mut self, what: &str, want: &str, v: &Value, path: &[Seg]) {
+    fn wrong_type(&mut self, what: impl std::fmt::Display, want: &str, v: &Value, path: &[Seg]) {
         let msg = format!("{what} must be {want}, got {}", type_name(v));
         self.err(diags::WRONG_TYPE, msg, path, format!("write {what} as {want}"));
     }
@@ -110,7 +112,7 @@ impl Dec<'_> {
         (!v.is_null()).then(|| (v, at(base, key(k))))
     }
 
-    fn string(&mut self, obj: &Map<String, Value>, base: &[Seg], name: &str, what: &str) -> Option<(String, Vec<Seg>)> {
+    fn string(&mut self, obj: &Map<String, Value>, base: &[Seg], name: &str, what: std::fmt::Arguments<'_>) -> Option<(String, Vec<Seg>)> {
         let (v, path) = self.get(obj, base, name)?;
         match v.as_str() {
             Some(s) => Some((s.trim().to_string(), path)),
@@ -126,7 +128,7 @@ impl Dec<'_> {
         obj: &'v Map<String, Value>,
         base: &[Seg],
         name: &str,
-        what: &str,
+        what: std::fmt::Arguments<'_>,
     ) -> Option<(&'v Map<String, Value>, Vec<Seg>)> {
         let (v, path) = self.get(obj, base, name)?;
         match v.as_object() {
@@ -181,10 +183,10 @@ impl Dec<'_> {
         let tools = if v2 { self.tools(obj, mcp.as_ref()) } else { Vec::new() };
         let memory = if v2 { self.memory(obj) } else { None };
         let auth = self.auth(obj);
-        let description = self.string(obj, &[], "description", "description").map(|(s, _)| s).unwrap_or_default();
-        let skill = self.string(obj, &[], "skill", "skill").map(|(s, _)| s).filter(|s| !s.is_empty());
+        let description = self.string(obj, &[], "description", format_args!("description")).map(|(s, _)| s).unwrap_or_default();
+        let skill = self.string(obj, &[], "skill", format_args!("skill")).map(|(s, _)| s).filter(|s| !s.is_empty());
         let release = loose_string(obj, "release");
-        let tools = adopt_schemas(&mut root, tools);
+        let tools = adopt_free_form(&mut root, tools);
         Some(Descriptor { version, description, feeds, endpoints, auth, skill, tools, mcp, memory, release })
     }
 
@@ -212,12 +214,13 @@ impl Dec<'_> {
         let mut seen = HashSet::new();
         for (i, (v, path)) in self.array(obj, &[], "feeds").into_iter().enumerate() {
             let Some(f) = v.as_object() else {
-                self.wrong_type(&format!("feeds[{i}]"), "an object", v, &path);
+                self.wrong_type(format_args!("feeds[{i}]"), "an object", v, &path);
                 continue;
             };
-            let name = self.string(f, &path, "name", &format!("feeds[{i}].name"));
-            let fpath = self.string(f, &path, "path", &format!("feeds[{i}].path"));
-            let description = self.string(f, &path, "description", &format!("feeds[{i}].description")).map(|(s, _)| s).unwrap_or_default();
+            let name = self.string(f, &path, "name", format_args!("feeds[{i}].name"));
+            let fpath = self.string(f, &path, "path", format_args!("feeds[{i}].path"));
+            let description =
+                self.string(f, &path, "description", format_args!("feeds[{i}].description")).map(|(s, _)| s).unwrap_or_default();
             let ttl = self.get(f, &path, "ttl");
             let name = match name.filter(|(n, _)| !n.is_empty()) {
                 None => {
@@ -237,7 +240,7 @@ impl Dec<'_> {
                     n
                 }
             };
-            let Some(fpath) = self.http_path(fpath, &format!("feeds[{i}]"), &path, diags::FEED) else { continue };
+            let Some(fpath) = self.http_path(fpath, format_args!("feeds[{i}]"), &path, diags::FEED) else { continue };
             let ttl = match ttl {
                 Some((t, tpath)) => match t.as_i64() {
                     Some(n) if n > 0 => n as u64,
@@ -246,7 +249,7 @@ impl Dec<'_> {
                         continue;
                     }
                     None => {
-                        self.wrong_type(&format!("feeds[{i}].ttl"), "an integer number of seconds", t, &tpath);
+                        self.wrong_type(format_args!("feeds[{i}].ttl"), "an integer number of seconds", t, &tpath);
                         continue;
                     }
                 },
@@ -261,7 +264,13 @@ impl Dec<'_> {
     }
 
     /// A required HTTP path that starts with `/` (shared by feeds, endpoints and tools).
-    fn http_path(&mut self, p: Option<(String, Vec<Seg>)>, prefix: &str, parent: &[Seg], code: crate::diag::Code) -> Option<String> {
+    fn http_path(
+        &mut self,
+        p: Option<(String, Vec<Seg>)>,
+        prefix: std::fmt::Arguments<'_>,
+        parent: &[Seg],
+        code: crate::diag::Code,
+    ) -> Option<String> {
         match p.filter(|(s, _)| !s.is_empty()) {
             None => {
                 self.err(code, format!("{prefix}: path is required"), parent, "set \"path\" to an absolute HTTP path");
@@ -279,27 +288,29 @@ impl Dec<'_> {
         let mut out = Vec::new();
         for (i, (v, path)) in self.array(obj, &[], "endpoints").into_iter().enumerate() {
             let Some(e) = v.as_object() else {
-                self.wrong_type(&format!("endpoints[{i}]"), "an object", v, &path);
+                self.wrong_type(format_args!("endpoints[{i}]"), "an object", v, &path);
                 continue;
             };
-            let method =
-                self.string(e, &path, "method", &format!("endpoints[{i}].method")).map(|(m, _)| m.to_uppercase()).filter(|m| !m.is_empty());
-            let epath = self.string(e, &path, "path", &format!("endpoints[{i}].path"));
+            let method = self
+                .string(e, &path, "method", format_args!("endpoints[{i}].method"))
+                .map(|(m, _)| m.to_uppercase())
+                .filter(|m| !m.is_empty());
+            let epath = self.string(e, &path, "path", format_args!("endpoints[{i}].path"));
             let description =
-                self.string(e, &path, "description", &format!("endpoints[{i}].description")).map(|(s, _)| s).unwrap_or_default();
+                self.string(e, &path, "description", format_args!("endpoints[{i}].description")).map(|(s, _)| s).unwrap_or_default();
             let Some(method) = method else {
                 self.err(diags::ENDPOINT, format!("endpoints[{i}]: method is required"), &path, "set \"method\", e.g. \"GET\"");
                 continue;
             };
-            let Some(epath) = self.http_path(epath, &format!("endpoints[{i}]"), &path, diags::ENDPOINT) else { continue };
+            let Some(epath) = self.http_path(epath, format_args!("endpoints[{i}]"), &path, diags::ENDPOINT) else { continue };
             out.push(Endpoint { method, path: epath, description });
         }
         out
     }
 
     fn mcp(&mut self, obj: &Map<String, Value>) -> Option<McpEndpoint> {
-        let (m, path) = self.object(obj, &[], "mcp", "mcp")?;
-        if let Some((t, tpath)) = self.string(m, &path, "transport", "mcp.transport") {
+        let (m, path) = self.object(obj, &[], "mcp", format_args!("mcp"))?;
+        if let Some((t, tpath)) = self.string(m, &path, "transport", format_args!("mcp.transport")) {
             let t = t.to_lowercase();
             if !matches!(t.as_str(), "" | "http" | "streamable_http" | "streamable-http") {
                 self.err(
@@ -310,7 +321,7 @@ impl Dec<'_> {
                 );
             }
         }
-        let p = match self.string(m, &path, "path", "mcp.path") {
+        let p = match self.string(m, &path, "path", format_args!("mcp.path")) {
             Some((p, _)) if p.is_empty() => "/mcp".to_string(),
             Some((p, ppath)) if !p.starts_with('/') => {
                 self.err(diags::MCP, format!("mcp.path \"{p}\" must start with '/'"), &ppath, format!("write \"/{p}\""));
@@ -323,7 +334,7 @@ impl Dec<'_> {
     }
 
     /// The tools that decoded, each with its index in `tools` (their schemas still in the
-    /// document: see [`adopt_schemas`]).
+    /// document: see [`adopt_free_form`]).
     fn tools(&mut self, obj: &Map<String, Value>, mcp: Option<&McpEndpoint>) -> Vec<(usize, Tool)> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
@@ -333,7 +344,7 @@ impl Dec<'_> {
         let mcp_declared = mcp.map(|m| m.path.as_str()).or(declared.then_some("/mcp"));
         for (i, (v, path)) in self.array(obj, &[], "tools").into_iter().enumerate() {
             let Some(t) = v.as_object() else {
-                self.wrong_type(&format!("tools[{i}]"), "an object", v, &path);
+                self.wrong_type(format_args!("tools[{i}]"), "an object", v, &path);
                 continue;
             };
             if let Some(tool) = self.tool(i, t, &path, mcp_declared, &mut seen) {
@@ -345,7 +356,7 @@ impl Dec<'_> {
 
     fn tool(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg], mcp: Option<&str>, seen: &mut HashSet<String>) -> Option<Tool> {
         let errors_before = self.diags.len();
-        let name = match self.string(t, path, "name", &format!("tools[{i}].name")).filter(|(n, _)| !n.is_empty()) {
+        let name = match self.string(t, path, "name", format_args!("tools[{i}].name")).filter(|(n, _)| !n.is_empty()) {
             None => {
                 self.err(diags::TOOL, format!("tools[{i}]: name is required"), path, "give the tool a \"name\"");
                 None
@@ -362,13 +373,14 @@ impl Dec<'_> {
                 Some(n)
             }
         };
-        let description = self.string(t, path, "description", &format!("tools[{i}].description")).map(|(s, _)| s).filter(|s| !s.is_empty());
+        let description =
+            self.string(t, path, "description", format_args!("tools[{i}].description")).map(|(s, _)| s).filter(|s| !s.is_empty());
         if description.is_none() {
             self.err(diags::TOOL, format!("tools[{i}]: description is required"), path, "describe what the tool does; the model reads it");
         }
         let input_schema = self.input_schema(i, t, path);
         let http = self.http(i, t, path, mcp.is_some());
-        let annotations = self.annotations(i, t, path);
+        self.annotations(i, t, path);
         if self.diags.len() > errors_before {
             return None;
         }
@@ -379,7 +391,7 @@ impl Dec<'_> {
         };
         input_schema?;
         let title = loose_string(t, "title");
-        Some(Tool { name, description: description?, input_schema: Value::Null, annotations, transport, title, output_schema: None })
+        Some(Tool { name, description: description?, input_schema: Value::Null, annotations: None, transport, title, output_schema: None })
     }
 
     /// Checks tool `i`'s `inputSchema` (`None`: an error was reported).
@@ -394,7 +406,7 @@ impl Dec<'_> {
             return None;
         };
         let Some(obj) = s.as_object() else {
-            self.wrong_type(&format!("tools[{i}].inputSchema"), "an object", s, &spath);
+            self.wrong_type(format_args!("tools[{i}].inputSchema"), "an object", s, &spath);
             return None;
         };
         let is_object = obj.get("type").and_then(Value::as_str).is_some_and(|ty| ty.trim().eq_ignore_ascii_case("object"));
@@ -446,10 +458,10 @@ impl Dec<'_> {
             return None;
         };
         let Some(h) = h.as_object() else {
-            self.wrong_type(&format!("tools[{i}].http"), "an object", h, &hpath);
+            self.wrong_type(format_args!("tools[{i}].http"), "an object", h, &hpath);
             return None;
         };
-        let method = self.string(h, &hpath, "method", &format!("tools[{i}].http.method")).map(|(m, p)| (m.to_uppercase(), p));
+        let method = self.string(h, &hpath, "method", format_args!("tools[{i}].http.method")).map(|(m, p)| (m.to_uppercase(), p));
         let method = match method {
             Some((m, _)) if matches!(m.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") => m,
             Some((m, mpath)) => {
@@ -471,9 +483,9 @@ impl Dec<'_> {
                 return None;
             }
         };
-        let p = self.string(h, &hpath, "path", &format!("tools[{i}].http.path"));
-        let p = self.http_path(p, &format!("tools[{i}]: http"), &hpath, diags::TOOL)?;
-        let body = self.string(h, &hpath, "body", &format!("tools[{i}].http.body")).map(|(b, p)| (b.to_lowercase(), p));
+        let p = self.string(h, &hpath, "path", format_args!("tools[{i}].http.path"));
+        let p = self.http_path(p, format_args!("tools[{i}]: http"), &hpath, diags::TOOL)?;
+        let body = self.string(h, &hpath, "body", format_args!("tools[{i}].http.body")).map(|(b, p)| (b.to_lowercase(), p));
         if let Some((b, bpath)) = &body
             && !b.is_empty()
             && b != "json"
@@ -481,7 +493,7 @@ impl Dec<'_> {
             self.err(diags::TOOL, format!("tools[{i}]: http.body \"{b}\" is unsupported"), bpath, "the only body encoding is \"json\"");
             return None;
         }
-        let body_key = self.string(h, &hpath, "body_key", &format!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
+        let body_key = self.string(h, &hpath, "body_key", format_args!("tools[{i}].http.body_key")).filter(|(k, _)| !k.is_empty());
         if let Some((_, kpath)) = &body_key
             && !matches!(method.as_str(), "POST" | "PUT" | "PATCH")
         {
@@ -497,8 +509,9 @@ impl Dec<'_> {
         Some(Transport::Http { method, path: p, body, body_key: body_key.map(|(k, _)| k) })
     }
 
-    fn annotations(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) -> Option<Value> {
-        let (a, apath) = self.object(t, path, "annotations", &format!("tools[{i}].annotations"))?;
+    /// Checks tool `i`'s `annotations` (taken later by [`adopt_free_form`]).
+    fn annotations(&mut self, i: usize, t: &Map<String, Value>, path: &[Seg]) {
+        let Some((a, apath)) = self.object(t, path, "annotations", format_args!("tools[{i}].annotations")) else { return };
         let nested = a
             .get("x-claw")
             .and_then(Value::as_object)
@@ -513,16 +526,15 @@ impl Dec<'_> {
                 self.err(diags::ANNOTATION, msg, &p, "write true or false (unquoted)");
             }
         }
-        Some(Value::Object(a.clone()))
     }
 
     fn memory(&mut self, obj: &Map<String, Value>) -> Option<Memory> {
-        let (m, path) = self.object(obj, &[], "memory", "memory")?;
+        let (m, path) = self.object(obj, &[], "memory", format_args!("memory"))?;
         let mut out = Memory::default();
         let mut ok = true;
         for op in ["recall", "retain", "forget"] {
-            let Some((o, opath)) = self.object(m, &path, op, &format!("memory.{op}")) else { continue };
-            let p = self.string(o, &opath, "path", &format!("memory.{op}.path"));
+            let Some((o, opath)) = self.object(m, &path, op, format_args!("memory.{op}")) else { continue };
+            let p = self.string(o, &opath, "path", format_args!("memory.{op}.path"));
             match p.filter(|(s, _)| !s.is_empty()) {
                 None => {
                     self.err(diags::MEMORY, format!("memory.{op}.path is required"), &opath, "set \"path\" to the operation's HTTP path");
@@ -553,8 +565,8 @@ impl Dec<'_> {
     }
 
     fn auth(&mut self, obj: &Map<String, Value>) -> Option<Auth> {
-        let (a, path) = self.object(obj, &[], "auth", "auth")?;
-        let (ty, tpath) = self.string(a, &path, "type", "auth.type").unwrap_or_else(|| (String::new(), path.clone()));
+        let (a, path) = self.object(obj, &[], "auth", format_args!("auth"))?;
+        let (ty, tpath) = self.string(a, &path, "type", format_args!("auth.type")).unwrap_or_else(|| (String::new(), path.clone()));
         let ty = ty.to_lowercase();
         let kind = match ty.as_str() {
             "bearer" => AuthType::Bearer,
@@ -565,7 +577,7 @@ impl Dec<'_> {
                 return None;
             }
         };
-        let env = self.string(a, &path, "env", "auth.env").map(|(s, _)| s).unwrap_or_default();
+        let env = self.string(a, &path, "env", format_args!("auth.env")).map(|(s, _)| s).unwrap_or_default();
         Some(Auth { kind, env })
     }
 }
