@@ -577,37 +577,22 @@ pub(crate) fn replay(
 }
 
 /// Stamps `parents` (the directories holding the outputs' directories; see
-/// [`disk::parents_of_directories`]) in `next`, and returns those whose entries the
-/// `previous` record vouches for: its stamp is the recorded one, older than the record,
-/// and so is every directory's above it (the root is `out`, entered without following
-/// it). Their subdirectories are then real directories without an `lstat` each: each was
-/// seen real when the record was made (a record is only kept after every output's
-/// directories were), and an entry cannot be replaced without changing its directory's
-/// `mtime` and `ctime`. The stamps are taken before any subdirectory is looked at, so a
-/// change from then on shows in the next check. Also says whether any was not trusted
-/// (its stamp is new). `None`: `out` cannot be entered.
+/// [`disk::parents_of_directories`]) in `next`, and returns those the `previous` record
+/// lets a walk trust ([`crate::output::record::trusted_directories`]), and whether any was
+/// not trusted (its stamp is new). `None`: `out` cannot be entered.
 fn trusted_directories(
     out: &Path,
     parents: &[&str],
     previous: Option<&crate::output::record::Record>,
     next: &mut crate::output::record::Record,
 ) -> Option<(std::sync::Arc<[String]>, bool)> {
-    use crate::output::record::Stamp;
     let walk = disk::Walk::new(out).ok()?;
-    let previous = previous.filter(|r| r.dirs() == parents.len());
-    let mut trusted: Vec<String> = Vec::new();
-    for (i, dir) in parents.iter().enumerate() {
-        let Some(st) = walk.stat_directory(dir) else { continue };
-        let stamp = Stamp::of_stat(&st);
-        next.set_dir(i, Some(stamp));
-        let above = dir.rsplit_once('/').map_or("", |(p, _)| p);
-        let held = dir.is_empty() || trusted.binary_search_by(|t| t.as_str().cmp(above)).is_ok();
-        if held && previous.is_some_and(|r| r.vouches_dir(i, &stamp)) {
-            trusted.push((*dir).to_string());
-        }
+    let (stamps, trusted) = crate::output::record::trusted_directories(&walk, parents, previous);
+    for (i, stamp) in stamps.into_iter().enumerate() {
+        next.set_dir(i, stamp);
     }
     let restamped = trusted.len() < parents.len();
-    Some((trusted.into(), restamped))
+    Some((trusted, restamped))
 }
 
 /// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one

@@ -125,7 +125,7 @@ fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> O
 /// The memo's services in order, each looked at whole, until `stop` says so.
 fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known, stop: &dyn Fn() -> bool) -> HashMap<String, bool> {
     let mut looked = HashMap::new();
-    let Ok(mut walk) = crate::disk::Walk::new(out) else { return looked };
+    let Some(mut walk) = known.walk(out) else { return looked };
     for (service, (_, files)) in &memo.0 {
         if stop() {
             break;

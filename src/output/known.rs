@@ -32,6 +32,13 @@ pub(crate) struct Known {
     vouched: Option<Record>,
     /// Where the record of this `--out` is kept (`None`: no record is read or written).
     at: Option<PathBuf>,
+    /// The directories holding the previous lock's outputs' directories (sorted), each
+    /// with its stamp when the write opened `--out`, before it looked below any: the
+    /// record this write leaves keeps the stamp of one still so at the end.
+    before: Vec<(String, Option<Stamp>)>,
+    /// Those the record vouches for (see [`record::trusted_directories`]): the write's
+    /// walks take the directories in them as real without an `lstat` each.
+    trusted: Arc<[String]>,
 }
 
 /// What the write and the record need of a lock (the new one, or the previous one found
@@ -112,7 +119,38 @@ impl Known {
         let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
         let vouched =
             old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
-        Known { vouched, at }
+        let (before, trusted) = match (old_lock.filter(|_| at.is_some()), crate::disk::Walk::new(out)) {
+            (Some(old), Ok(walk)) => {
+                let parents = crate::disk::parents_of_directories(old.outputs.iter().map(|(p, _, _)| p));
+                let (stamps, trusted) = record::trusted_directories(&walk, &parents, vouched.as_ref());
+                (parents.into_iter().map(str::to_string).zip(stamps).collect(), trusted)
+            }
+            _ => (Vec::new(), Arc::from([])),
+        };
+        Known { vouched, at, before, trusted }
+    }
+
+    /// A walk of `out` that takes the directories in the ones the record vouches for as
+    /// real without an `lstat` each.
+    pub(crate) fn walk(&self, out: &Path) -> Option<crate::disk::Walk> {
+        Some(crate::disk::Walk::new(out).ok()?.trusting(self.trusted.clone()))
+    }
+
+    /// The stamps of `parents` (the directories holding the new lock's outputs'
+    /// directories) to record: each one's stamp now if it is the one it had before the
+    /// write looked below it (every output's directories were looked at since, or taken
+    /// through a directory the previous record vouched for), else none. A directory the
+    /// write changed (it made a directory in it) is stamped by the next write or check.
+    fn directory_stamps(&self, out: &Path, parents: &[&str]) -> Vec<Option<Stamp>> {
+        let Ok(walk) = crate::disk::Walk::new(out) else { return vec![None; parents.len()] };
+        parents
+            .iter()
+            .map(|dir| {
+                let before = self.before.binary_search_by(|(d, _)| d.as_str().cmp(dir)).ok().and_then(|i| self.before[i].1);
+                let now = walk.stat_directory(dir).map(|st| Stamp::of_stat(&st));
+                now.filter(|now| before.as_ref() == Some(now))
+            })
+            .collect()
     }
 
     /// Where the render memo of this `--out` is kept (see [`super::memo`]), if a record is.
@@ -174,10 +212,14 @@ impl Known {
         let time = record::now();
         let seen = &seen.sorted();
         // Written as it is stamped, a part at a time, with the inputs' stamps as they were
-        // read. No directory is stamped: the next check stamps them before it looks below
-        // them.
-        let inputs = (inputs, lock.input_stamps());
-        record::store_filled(at, lock.digest(), time, inputs, paths.len(), |run, entries| match &paths {
+        // read, and the directories' the write found unchanged.
+        let parents = match &paths {
+            RecordedPaths::Listed(l) => crate::disk::parents_of_directories(l.iter().map(|(p, _)| &**p)),
+            RecordedPaths::Read(r) => crate::disk::parents_of_directories(r.iter().map(|p| &**p)),
+        };
+        let dirs = self.directory_stamps(out, &parents);
+        let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs: paths.len(), dirs: &dirs };
+        record::store_filled(at, lock.digest(), time, sections, |run, entries| match &paths {
             RecordedPaths::Listed(l) => self.stamp(out, &l[run], |(p, _)| p, seen, previous, entries, jobs),
             RecordedPaths::Read(r) => self.stamp(out, &r[run], |p| p, seen, previous, entries, jobs),
         });
@@ -259,5 +301,68 @@ impl Seen {
     /// The stamp of `path`, if it was read and found current (once [`Seen::sorted`]).
     fn get(&self, path: &str) -> Option<Stamp> {
         self.read.binary_search_by(|(p, _)| (**p).cmp(path)).ok().map(|i| self.read[i].1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::write::{Previous, WriteOptions, Writer, previous_lock};
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
+
+    /// The trading-desk example compiled into `out` with its record in `records`.
+    fn compile(out: &Path, records: &Path) {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        let mut writer = Writer::new(out, WriteOptions { records: Some(records), jobs: 1, ..Default::default() }, true);
+        let (compiled, refused) = crate::compile_into(&opts, &mut writer);
+        assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
+        writer.finish(&compiled.secrets).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+
+    /// What the write that opens `out` now learns of it.
+    fn known(out: &Path, records: &Path) -> Known {
+        let Ok(Previous::Lock(old)) = previous_lock(out) else { panic!("a lock") };
+        Known::load(out, Some(&old), true, Some(records), &[])
+    }
+
+    /// A write records the stamps of the directories holding its outputs' directories that
+    /// it left as it found them, and the next write's walks take the directories in those
+    /// as real without an `lstat`; a directory swapped for a symlink still shows, because
+    /// the swap changed its parent's stamp.
+    #[test]
+    fn a_write_records_the_directories_it_left_and_the_next_trusts_them_only_while_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, records) = (dir.path().join("out"), dir.path().join("records"));
+        compile(&out, &records);
+        let fresh = known(&out, &records);
+        assert!(fresh.trusted.is_empty(), "a fresh compile had no directory to find unchanged: {:?}", fresh.trusted);
+        // An output edited behind clawc's back: the next compile writes it again, in a
+        // directory that already holds it, and records the tree.
+        let tools = out.join("context/analyst-0/tools.json");
+        fs::write(&tools, b"edited").unwrap();
+        compile(&out, &records);
+        assert_ne!(fs::read(&tools).unwrap(), b"edited");
+        let again = known(&out, &records);
+        let record = again.vouched.as_ref().expect("a record");
+        let parents: Vec<&str> = again.before.iter().map(|(d, _)| d.as_str()).collect();
+        assert!(parents.contains(&"") && parents.contains(&"context") && parents.contains(&"runners"), "{parents:?}");
+        assert_eq!(record.dirs(), parents.len());
+        assert!(again.trusted.iter().any(|d| d == "context"), "context was left as it was: {:?}", again.trusted);
+        assert!(!again.trusted.iter().any(String::is_empty), "the lock was renamed into the root: never recorded as unchanged");
+        let walked = again.walk(&out).unwrap().stat("context/analyst-0/tools.json");
+        assert!(walked.is_some_and(|st| st.st_ino == fs::metadata(&tools).unwrap().ino()));
+        // An agent's directory swapped for a symlink to a copy of itself.
+        let agent = out.join("context/analyst-0");
+        let copy = dir.path().join("analyst-0-copy");
+        assert!(std::process::Command::new("cp").arg("-a").arg(&agent).arg(&copy).status().unwrap().success());
+        fs::remove_dir_all(&agent).unwrap();
+        std::os::unix::fs::symlink(&copy, &agent).unwrap();
+        let swapped = known(&out, &records);
+        assert!(!swapped.trusted.iter().any(|d| d == "context"), "{:?}", swapped.trusted);
+        assert!(swapped.walk(&out).unwrap().stat("context/analyst-0/tools.json").is_none(), "not looked at through the symlink");
     }
 }

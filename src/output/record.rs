@@ -301,24 +301,67 @@ fn header(lock: [u8; 32], time: Time, inputs: usize, outputs: usize, dirs: usize
     h
 }
 
+/// The stamps of `parents` (the directories holding the outputs' directories; see
+/// [`crate::disk::parents_of_directories`]; `None` for one that is not a real directory),
+/// and those of them whose entries the `previous` record vouches for: its stamp is the
+/// recorded one, older than the record, and the directory is reached without following
+/// a symlink (it is directly in `out`, entered without following it, or its parent's
+/// entries are vouched for too). Their subdirectories are then real directories without
+/// an `lstat` each: each was seen real when the record was made (a record holds a
+/// directory's stamp only if every output's directories were looked at after it was
+/// taken), and an entry cannot be added, removed or replaced without changing its
+/// directory's `mtime` and `ctime`. The stamps are taken before any subdirectory is
+/// looked at, so a change from then on shows in the next record.
+pub(crate) fn trusted_directories(
+    walk: &crate::disk::Walk,
+    parents: &[&str],
+    previous: Option<&Record>,
+) -> (Vec<Option<Stamp>>, std::sync::Arc<[String]>) {
+    let previous = previous.filter(|r| r.dirs() == parents.len());
+    let mut trusted: Vec<String> = Vec::new();
+    let mut stamps = Vec::with_capacity(parents.len());
+    for (i, dir) in parents.iter().enumerate() {
+        let stamp = walk.stat_directory(dir).map(|st| Stamp::of_stat(&st));
+        stamps.push(stamp);
+        let Some(stamp) = stamp else { continue };
+        // `stat_directory` looks at `dir` from `out` without following its last
+        // component: one directly in `out` is real by its own `lstat`.
+        let reached = match dir.rsplit_once('/') {
+            None => true,
+            Some((above, _)) => trusted.binary_search_by(|t| t.as_str().cmp(above)).is_ok(),
+        };
+        if reached && previous.is_some_and(|r| r.vouches_dir(i, &stamp)) {
+            trusted.push((*dir).to_string());
+        }
+    }
+    (stamps, trusted.into())
+}
+
 /// How many output entries [`store_filled`] fills and writes at a time (456 KB).
 const FILLED_PART: usize = 8192;
 
-/// Writes to `path` atomically the record [`Record::new`] makes for a lock with `inputs.0`
-/// inputs stamped as `inputs.1` says (in order; those it does not say are not recorded)
-/// and `outputs` outputs (no directories), its output entries filled by `fill`,
-/// which is given each part of them in turn (which outputs, and their entries): the
-/// record is written as it is filled, never held whole (5 MB at 30,000 agent ids).
-/// Failures are ignored, as [`store`]'s are.
+/// What a record [`store_filled`] writes has entries for: `inputs.0` inputs stamped as
+/// `inputs.1` says (in order; those it does not say are not recorded), `outputs` outputs
+/// (stamped as they are filled), and the directories stamped as `dirs` says.
+#[derive(Clone, Copy)]
+pub(crate) struct Sections<'s> {
+    pub inputs: (usize, &'s [Option<Stamp>]),
+    pub outputs: usize,
+    pub dirs: &'s [Option<Stamp>],
+}
+
+/// Writes to `path` atomically the record [`Record::new`] makes for a lock with
+/// `sections`, its output entries filled by `fill`, which is given each part of them in
+/// turn (which outputs, and their entries): the record is written as it is filled, never
+/// held whole (5 MB at 30,000 agent ids). Failures are ignored, as [`store`]'s are.
 pub(crate) fn store_filled(
     path: &Path,
     lock: [u8; 32],
     time: Time,
-    inputs: (usize, &[Option<Stamp>]),
-    outputs: usize,
+    sections: Sections<'_>,
     fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) {
-    let _ = replace(path, |f| write_filled(f, lock, time, (inputs, outputs), FILLED_PART, fill));
+    let _ = replace(path, |f| write_filled(f, lock, time, sections, FILLED_PART, fill));
 }
 
 /// What writes a run of a record's entries (which, and their bytes).
@@ -328,7 +371,7 @@ fn write_filled(
     f: &mut impl std::io::Write,
     lock: [u8; 32],
     time: Time,
-    ((inputs, stamps), outputs): ((usize, &[Option<Stamp>]), usize),
+    Sections { inputs: (inputs, stamps), outputs, dirs }: Sections<'_>,
     part: usize,
     mut fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) -> std::io::Result<()> {
@@ -337,18 +380,22 @@ fn write_filled(
         crc.update(b);
         f.write_all(b)
     };
-    put(&header(lock, time, inputs, outputs, 0))?;
-    let part = part.clamp(1, inputs.max(outputs).max(1));
+    put(&header(lock, time, inputs, outputs, dirs.len()))?;
+    let part = part.clamp(1, inputs.max(outputs).max(dirs.len()).max(1));
     let mut buf = vec![0; part * ENTRY];
     // Entries in the order `Record::new` lays them out: the inputs' (as they were read),
-    // the outputs' (by `fill`), the lock's (left for the next check to stamp).
-    let mut stamped = |run: std::ops::Range<usize>, entries: &mut [u8]| {
+    // the outputs' (by `fill`), the directories', the lock's (left for the next check to
+    // stamp).
+    let from = |stamps: &[Option<Stamp>], run: std::ops::Range<usize>, entries: &mut [u8]| {
         for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {
             put_entry(e, stamps.get(i).copied().flatten());
         }
     };
+    let mut stamped = |run, entries: &mut [u8]| from(stamps, run, entries);
+    let mut directories = |run, entries: &mut [u8]| from(dirs, run, entries);
     let mut unstamped = |_: std::ops::Range<usize>, _: &mut [u8]| {};
-    let sections: [(usize, Filler<'_>); 3] = [(inputs, &mut stamped), (outputs, &mut fill), (1, &mut unstamped)];
+    let sections: [(usize, Filler<'_>); 4] =
+        [(inputs, &mut stamped), (outputs, &mut fill), (dirs.len(), &mut directories), (1, &mut unstamped)];
     for (n, filled) in sections {
         let mut start = 0;
         while start < n {
@@ -421,18 +468,24 @@ mod tests {
     /// given; an input past them is not recorded).
     #[test]
     fn a_record_written_as_it_is_filled_is_the_one_made_whole() {
-        for (inputs, outputs, part) in [(0, 0, 4), (3, 1, 4), (2, 9, 4), (5, 8, 4), (1, 100, 8192), (0, 7, 1), (4, 0, 2), (9, 3, 2)] {
+        let cases = [(0, 0, 0, 4), (3, 1, 2, 4), (2, 9, 0, 4), (5, 8, 3, 4), (1, 100, 9, 8192), (0, 7, 1, 1), (4, 0, 5, 2), (9, 3, 0, 2)];
+        for (inputs, outputs, dirs, part) in cases {
             let stamp_of = |i: usize| (!i.is_multiple_of(3)).then(|| stamp(i as u64 + 1));
             let input_stamps: Vec<Option<Stamp>> = (0..inputs.min(7)).map(|i| (i % 2 == 0).then(|| stamp(i as u64 + 50))).collect();
-            let mut whole = Record::new([7; 32], (5, 6), inputs, outputs, 0);
+            let dir_stamps: Vec<Option<Stamp>> = (0..dirs).map(|i| (i != 1).then(|| stamp(i as u64 + 90))).collect();
+            let mut whole = Record::new([7; 32], (5, 6), inputs, outputs, dirs);
             for (i, s) in input_stamps.iter().enumerate() {
                 whole.set_input(i, *s);
+            }
+            for (i, s) in dir_stamps.iter().enumerate() {
+                whole.set_dir(i, *s);
             }
             for i in 0..outputs {
                 whole.set_output(i, stamp_of(i));
             }
             let (mut written, mut runs) = (Vec::new(), Vec::new());
-            write_filled(&mut written, [7; 32], (5, 6), ((inputs, &input_stamps), outputs), part, |run, entries| {
+            let sections = Sections { inputs: (inputs, &input_stamps), outputs, dirs: &dir_stamps };
+            write_filled(&mut written, [7; 32], (5, 6), sections, part, |run, entries| {
                 runs.push(run.clone());
                 for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {
                     put_entry(e, stamp_of(i));

@@ -753,7 +753,7 @@ impl Open {
         let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
-            let mut walk = disk::Walk::new(out).ok();
+            let mut walk = known.walk(out);
             run.iter().map(|f| walk.as_mut().is_some_and(|w| known.looks_recorded(w, previous, f))).collect::<Vec<_>>()
         });
         let mut looks = looks.into_iter().flatten();

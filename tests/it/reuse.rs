@@ -393,6 +393,32 @@ fn a_service_directory_swapped_for_a_symlink_is_not_taken_through() {
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
 }
 
+/// The same after a recompile that wrote a file: its record vouches for `context`, which
+/// it left as it found it, so the next write takes the services' directories in it as
+/// real without an `lstat` each while that stamp holds. Swapping one for a symlink changes
+/// it, so the swap is still seen.
+#[test]
+fn a_service_directory_swapped_after_its_parent_was_recorded_unchanged_is_not_taken_through() {
+    let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
+    let env = cached(&cache);
+    settled(&pod, &env);
+    std::fs::write(pod.path("out/context/a-0/tools.json"), "edited behind clawc's back").unwrap();
+    let run = pod.run_with_env(&[], &env);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(summary(&run)["written"], serde_json::json!(["context/a-0/tools.json"]), "{}", run.stdout);
+    tick();
+    let dir = pod.path("out/context/c-1");
+    let copy = pod.path("c-1-copy");
+    assert!(std::process::Command::new("cp").arg("-a").arg(&dir).arg(&copy).status().unwrap().success());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&copy, &dir).unwrap();
+    let before = tree(&pod.path("out"));
+    let run = pod.run_with_env(&[], &env);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(run.stdout.contains("clawc::output::not_a_directory"), "{}", run.stdout);
+    assert_eq!(tree(&pod.path("out")), before, "nothing written");
+}
+
 /// A token whose value changes to text an output already holds is found by the leak scan
 /// on the recompile: the memo never lets a service skip the scan under new token values.
 #[test]
