@@ -11,7 +11,11 @@
 //!
 //! The stamps of files this run wrote are taken after it wrote them, as `git checkout`
 //! records the files it writes; the record's time is read before the first of those
-//! stamps, so a file changed from then on is read again.
+//! stamps, so a file changed from then on is read again. The directories that hold the
+//! outputs' directories are stamped when the write opens `--out`, before it looks below
+//! them, and recorded only if still so at the end: the write looked at every output's
+//! directories in between (or took them through a directory the previous record vouched
+//! for), so the next write may take the directories in them as real without an `lstat`.
 
 use super::record::{self, Record, Stamp};
 use super::write::{Outputs, PreviousLock};

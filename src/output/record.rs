@@ -28,7 +28,10 @@
 //! it was found current or written, and each input with the `fstat` of the bytes the
 //! compile read and hashed, when the input last changed before the compile began (its
 //! input log's time, taken before any read: the same rule, so a change while or after it
-//! was read shows). The first check after a compile then reads no input again.
+//! was read shows). The first check after a compile then reads no input again. It stamps
+//! the directories that hold the outputs' directories too, each only if it is as the
+//! compile found it when it opened `--out` (see `output::known`), so the next recompile
+//! and check trust the directories in them as a check's own record lets them.
 
 use std::io::Read;
 use std::os::unix::fs::DirBuilderExt;
