@@ -44,6 +44,8 @@ pub(crate) const STAGE: &str = ".clawc-stage";
 /// The ownership manifest of clawc before 0.2 (ownership is now the lock's outputs).
 pub(crate) const LEGACY_MANIFEST: &str = ".clawc-manifest.json";
 const JOURNAL: &str = "journal.json";
+/// Where in the staging each file is staged, at its output path.
+const TREE: &str = "t";
 /// How long a compile waits for another one writing the same `--out`.
 const LOCK_WAIT: Duration = Duration::from_secs(120);
 
@@ -72,12 +74,15 @@ fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
 }
 
 /// The journal: what the commit does, in order. On disk, each write is a pair (staged
-/// file name, output path); a killed run's is read back as that ([`Committed`]).
+/// name, output path); a killed run's is read back as that ([`Committed`]). A file is
+/// staged at its output path under `<out>/.clawc-stage/t/` (before 0.2.x, at its
+/// position in the journal, which a killed older run's journal still names), so a
+/// directory the tree does not have yet is moved into place whole.
 #[derive(Serialize, Debug, Default)]
 struct Journal {
-    /// The output paths staged, each as the file named by its position here (in memory
-    /// the names are not kept: a fresh compile at 30,000 agent ids stages 90,000 files;
-    /// the paths are the compile's own, shared).
+    /// The output paths staged, each at its path under [`TREE`] (in memory the names are
+    /// not kept: a fresh compile at 30,000 agent ids stages 90,000 files; the paths are
+    /// the compile's own, shared).
     #[serde(serialize_with = "named")]
     writes: Vec<Arc<str>>,
     /// (output path, SHA-256 the file must still have to be deleted)
@@ -477,15 +482,17 @@ fn recover(out: &Path) -> Result<(), Diagnostic> {
         _ => None,
     };
     match journal {
-        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s) && is_safe_relative(rel)) => {
+        Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s, rel) && is_safe_relative(rel)) => {
             apply(out, j.writes.iter().map(|(s, rel)| (s.clone(), rel.as_str())), &j.deletes, false)
         }
         _ => fs::remove_dir_all(&stage).map_err(|e| io("remove stale staging", &stage, e)),
     }
 }
 
-fn is_staged_name(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+/// The name a write of `rel` may be staged under: its path under [`TREE`], or (a killed
+/// older run's) a number.
+fn is_staged_name(s: &str, rel: &str) -> bool {
+    s.strip_prefix(TREE).and_then(|s| s.strip_prefix('/')) == Some(rel) || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The lock the previous compile left in `out`.
@@ -627,8 +634,7 @@ impl Open {
         }
         let dir = self.staging(out)?;
         let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (&*o.path, &o.artifact)).collect();
-        let writes: Vec<(usize, &Artifact)> =
-            self.journal.writes[first..].iter().enumerate().map(|(k, rel)| (first + k, files[&**rel])).collect();
+        let writes: Vec<(&str, &Artifact)> = self.journal.writes[first..].iter().map(|rel| (&**rel, files[&**rel])).collect();
         self.stage(&dir, &writes)
     }
 
@@ -700,10 +706,9 @@ impl Open {
             Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
             Found::Other(_) => return Err(not_owned(out, LOCK, &found, self.previous.outputs().is_none())),
         }
-        let name = self.journal.writes.len().to_string();
         self.journal.writes.push(LOCK.into());
         let dir = self.staging(out)?;
-        stage_with(&dir, &name, mode, |f| {
+        stage_with(&dir, LOCK, mode, |f| {
             let mut w = std::io::BufWriter::with_capacity(256 * 1024, f);
             lock.write_to(&mut w)?;
             w.flush()
@@ -881,7 +886,7 @@ impl Open {
     /// files are independent of each other, so contiguous runs of them are written on up
     /// to `threads` threads; a failure or interruption anywhere stops every run before its
     /// next file.
-    fn stage(&self, dir: &Path, writes: &[(usize, &Artifact)]) -> Result<(), Diagnostic> {
+    fn stage(&self, dir: &Path, writes: &[(&str, &Artifact)]) -> Result<(), Diagnostic> {
         let threads = if writes.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let failed = AtomicBool::new(false);
         let interrupted = &self.interrupted;
@@ -894,7 +899,7 @@ impl Open {
                     // Another run failed; its error is the one reported.
                     return Ok(());
                 }
-                stage_one(dir, &name.to_string(), a).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
+                stage_one(dir, name, a).inspect_err(|_| failed.store(true, Ordering::SeqCst))?;
             }
             Ok(())
         });
@@ -931,16 +936,28 @@ impl Open {
     }
 }
 
-/// Stages one file as `<dir>/<name>`: created new (never through anything already
-/// there), with the artifact's mode.
-fn stage_one(dir: &Path, name: &str, a: &Artifact) -> Result<(), Diagnostic> {
-    stage_with(dir, name, a.mode(), |mut f| f.write_all(&a.bytes))
+/// Stages the output `rel` at its path under `<dir>/t/`, with the artifact's mode.
+fn stage_one(dir: &Path, rel: &str, a: &Artifact) -> Result<(), Diagnostic> {
+    stage_with(dir, rel, a.mode(), |mut f| f.write_all(&a.bytes))
 }
 
-/// Stages `<dir>/<name>` with `mode`, its bytes written by `write`.
-fn stage_with(dir: &Path, name: &str, mode: u32, write: impl FnOnce(&fs::File) -> io::Result<()>) -> Result<(), Diagnostic> {
-    let path = dir.join(name);
-    let f = fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path).map_err(|e| io("stage a file in", dir, e))?;
+/// Stages the output `rel` at its path under `<dir>/t/` with `mode`, its bytes written by
+/// `write`: created new, its directories made as they are first wanted. The staging is
+/// this run's own (made new, `--out` locked), so nothing else is there; a path put twice
+/// is staged again (the later put wins, as when it is applied).
+fn stage_with(dir: &Path, rel: &str, mode: u32, write: impl FnOnce(&fs::File) -> io::Result<()>) -> Result<(), Diagnostic> {
+    let path = dir.join(TREE).join(rel);
+    let create = || fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path);
+    let f = match create() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let parent = path.parent().expect("a staged path has a parent");
+            fs::create_dir_all(parent).map_err(|e| io("create staging directory", parent, e))?;
+            create()
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::remove_file(&path).and_then(|()| create()),
+        created => created,
+    }
+    .map_err(|e| io("stage a file in", dir, e))?;
     write(&f).map_err(|e| io("write", &path, e))?;
     // The umask must not loosen or tighten what clawc promises.
     f.set_permissions(fs::Permissions::from_mode(mode)).map_err(|e| io("set the mode of", &path, e))
@@ -953,7 +970,7 @@ fn interruption() -> Diagnostic {
 
 /// This run's writes as (staged name, output path).
 fn staged(writes: &[Arc<str>]) -> impl Iterator<Item = (String, &str)> {
-    writes.iter().enumerate().map(|(i, rel)| (i.to_string(), &**rel))
+    writes.iter().map(|rel| (format!("{TREE}/{rel}"), &**rel))
 }
 
 /// Carries out a committed journal's `writes` (staged name, output path) and `deletes`,
@@ -971,13 +988,26 @@ fn apply<'j>(
         Diagnostic { message: msg, ..d }
     };
     // Directories already made or seen on the way to earlier files (nothing else writes
-    // the tree meanwhile: it is locked).
+    // the tree meanwhile: it is locked), and those moved into place whole.
     let mut made = std::collections::HashSet::new();
+    let mut moved = std::collections::HashSet::new();
+    let mut staged_dirs = disk::Dirs::default();
     for (name, rel) in writes {
-        let staged = dir.join(name);
+        let staged = dir.join(&name);
         // A journal left behind (perhaps committed by someone else) moves regular files
-        // only; what this run staged itself is known to be one.
-        if !fresh && !fs::symlink_metadata(&staged).is_ok_and(|m| m.is_file()) {
+        // reached through real directories only; what this run staged itself is known to
+        // be one, in a staging tree that is its own, so a directory the tree does not have
+        // is moved into place with all that is staged in it.
+        if !fresh {
+            if !matches!(disk::inspect_in(&dir, &name, &mut staged_dirs), Ok(Found::File(_))) {
+                continue;
+            }
+        } else if let Some(new) = name.strip_prefix(TREE).and_then(|_| first_missing_directory(out, rel, &mut made, &moved).transpose()) {
+            let new = new.map_err(failed)?;
+            if !new.is_empty() {
+                fs::rename(dir.join(TREE).join(&new), out.join(&new)).map_err(|e| failed(io("move into place", &out.join(&new), e)))?;
+                moved.insert(new);
+            }
             continue;
         }
         make_parents(out, rel, &mut made).map_err(failed)?;
@@ -1000,6 +1030,37 @@ fn apply<'j>(
         }
     }
     fs::remove_dir_all(&dir).map_err(|e| io("remove staging", &dir, e))
+}
+
+/// For a file this run staged at `rel`: `Some("")` when it was moved into place already
+/// with a directory on its way, `Some(dir)` for the outermost directory on its way the
+/// tree does not have (to be moved whole), `None` when every one is there (`made` holds
+/// those already seen; any component that is not a directory is refused).
+fn first_missing_directory(
+    out: &Path,
+    rel: &str,
+    made: &mut std::collections::HashSet<String>,
+    moved: &std::collections::HashSet<String>,
+) -> Result<Option<String>, Diagnostic> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    for i in 0..parts.len() - 1 {
+        let dir = parts[..=i].join("/");
+        if moved.contains(&dir) {
+            return Ok(Some(String::new()));
+        }
+        if made.contains(&dir) {
+            continue;
+        }
+        let path = out.join(&dir);
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => return Err(blocked(out, &dir, Kind::of(&m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(dir)),
+            Err(e) => return Err(io("inspect", &path, e)),
+        }
+        made.insert(dir);
+    }
+    Ok(None)
 }
 
 /// Creates the directories on the way to `rel`, refusing any component that is not one;
@@ -1061,15 +1122,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_journal_on_disk_names_each_write_by_its_position() {
-        // The names are not kept in memory; on disk the journal is as it always was, so a
-        // killed run's (of this clawc or an older one) is completed alike.
+    fn the_journal_on_disk_names_each_write_by_its_staged_path() {
+        // The names are not kept in memory; on disk each write is still a (staged name,
+        // path) pair, so a killed run's (of this clawc or an older one, whose names were
+        // positions) is completed alike.
         let j = Journal { writes: vec!["context/a/tools.json".into(), LOCK.into()], deletes: vec![("old".into(), "ab".into())] };
         let bytes = serde_json::to_vec(&j).unwrap();
-        assert_eq!(bytes, br#"{"writes":[["0","context/a/tools.json"],["1","clawc.lock"]],"deletes":[["old","ab"]]}"#);
+        assert_eq!(
+            bytes,
+            br#"{"writes":[["t/context/a/tools.json","context/a/tools.json"],["t/clawc.lock","clawc.lock"]],"deletes":[["old","ab"]]}"#
+        );
         let read: Committed = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(read.writes, staged(&j.writes).map(|(n, rel)| (n, rel.to_string())).collect::<Vec<_>>());
         assert_eq!(read.deletes, j.deletes);
+        assert!(read.writes.iter().all(|(n, rel)| is_staged_name(n, rel)));
+        for (name, rel) in [("12", "a/b"), ("t/a/b", "a/b")] {
+            assert!(is_staged_name(name, rel), "{name}");
+        }
+        for (name, rel) in
+            [("t/a/c", "a/b"), ("t/../a/b", "a/b"), ("x/a/b", "a/b"), ("t", "a/b"), ("", "a/b"), ("1a", "a/b"), ("ta/b", "a/b")]
+        {
+            assert!(!is_staged_name(name, rel), "{name}");
+        }
     }
 
     /// The lock found when `--out` is opened is taken as current by its digest only while

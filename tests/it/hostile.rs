@@ -112,6 +112,56 @@ fn a_committed_journal_never_moves_a_symlink_into_the_tree() {
     assert_silent_about(&run, CANARY);
 }
 
+/// A write stages each file at its output path under `.clawc-stage/t/`, and moves a
+/// directory the tree does not have into place whole. A journal committed in a pull
+/// request naming such paths moves only regular files reached through real directories:
+/// a staged directory that is a symlink (here to a directory outside the tree) is never
+/// entered, and nothing is moved out of it.
+#[test]
+fn a_committed_journal_never_moves_files_through_a_symlinked_staging_directory() {
+    let pod = pod();
+    compiled(&pod);
+    std::fs::create_dir_all(pod.path("outside/bot")).unwrap();
+    std::fs::write(pod.path("outside/bot/planted"), CANARY).unwrap();
+    std::fs::create_dir_all(pod.path("out/.clawc-stage/t")).unwrap();
+    symlink(pod.path("outside"), pod.path("out/.clawc-stage/t/context")).unwrap();
+    let journal = r#"{"writes":[["t/context/bot/planted","context/bot/planted"]],"deletes":[]}"#;
+    std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(std::fs::symlink_metadata(pod.path("out/context/bot/planted")).is_err(), "moved into the tree through a symlink");
+    assert_eq!(std::fs::read(pod.path("outside/bot/planted")).unwrap(), CANARY.as_bytes(), "moved out of the directory it points at");
+    assert!(!pod.path("out/.clawc-stage").exists());
+    assert_silent_about(&run, CANARY);
+}
+
+/// A fresh write killed after its commit, once it had moved `context` into place whole:
+/// the next run moves what is still staged (and skips what was moved), then compiles.
+#[test]
+fn a_fresh_write_killed_after_moving_a_directory_whole_is_completed_by_the_next_run() {
+    let pod = big_pod(3);
+    let new = compile_other(&pod, "reference");
+    let (out, stage) = (pod.path("out"), pod.path("out/.clawc-stage"));
+    // The compile would not write this file: only the journal's completion puts it there.
+    let mut files: Vec<(String, Vec<u8>)> = new.clone().into_iter().filter(|(rel, _)| rel != "clawc.lock").collect();
+    files.push(("report/staged-only.txt".to_string(), b"staged".to_vec()));
+    files.push(("clawc.lock".to_string(), new["clawc.lock"].clone()));
+    let mut writes = Vec::new();
+    for (rel, bytes) in &files {
+        let at = if rel.starts_with("context/") { out.join(rel) } else { stage.join("t").join(rel) };
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(&at, bytes).unwrap();
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o644)).unwrap();
+        writes.push(serde_json::json!([format!("t/{rel}"), rel]));
+    }
+    let journal = serde_json::json!({"writes": writes, "deletes": []});
+    std::fs::write(stage.join("journal.json"), journal.to_string()).unwrap();
+    let mut after = compile_other(&pod, "out");
+    assert_eq!(after.remove("report/staged-only.txt").as_deref(), Some(&b"staged"[..]), "the staged file was moved");
+    assert_eq!(after, new);
+    assert!(!stage.exists());
+}
+
 /// The wall's reader check looks at a `DISCORD_BOT_TOKEN` value (is it blank?): its
 /// diagnostic names the channel and the variable, never the value.
 #[test]
