@@ -9,11 +9,13 @@
 //!    every file clawc would replace is its own (listed in the previous `clawc.lock`) or
 //!    already holds the new bytes; every stale file (after the last batch) is deleted only
 //!    if it is a regular file whose hash is the one the lock records.
-//! 2. **Stage** every new file under `<out>/.clawc-stage/` (SIGINT/SIGTERM/SIGHUP here,
-//!    a compile error in a later batch, or a refused batch remove the staging and leave
-//!    the old tree).
+//! 2. **Stage** every new file at its output path under `<out>/.clawc-stage/t/`
+//!    (SIGINT/SIGTERM/SIGHUP here, a compile error in a later batch, or a refused batch
+//!    remove the staging and leave the old tree).
 //! 3. **Commit**: write `.clawc-stage/journal.json` (renamed into place: the commit point).
-//! 4. **Apply** the journal (renames, then deletes, `clawc.lock` last), then remove it.
+//! 4. **Apply** the journal (renames, then deletes, `clawc.lock` last), then remove it. A
+//!    directory the tree does not have yet is moved into place whole, with everything
+//!    staged in it: a fresh compile renames a few directories, not every file.
 //!
 //! A run killed before 3 leaves only staging, which the next run removes; one killed
 //! during 4 leaves a journal, which the next run completes. The output directory itself is
