@@ -380,6 +380,12 @@ fn a_service_directory_swapped_for_a_symlink_is_not_taken_through() {
     let (pod, cache) = (three_agents(), tempfile::tempdir().unwrap());
     let env = cached(&cache);
     settled(&pod, &env);
+    swapped_directory_is_refused(&pod, &env);
+}
+
+/// Swaps `context/c-1` for a symlink to a copy of itself; the next compile must refuse it
+/// and write nothing.
+fn swapped_directory_is_refused(pod: &super::harness::Pod, env: &[(&str, &str)]) {
     let dir = pod.path("out/context/c-1");
     let copy = pod.path("c-1-copy");
     let cp = std::process::Command::new("cp").arg("-a").arg(&dir).arg(&copy).status().unwrap();
@@ -387,7 +393,7 @@ fn a_service_directory_swapped_for_a_symlink_is_not_taken_through() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::os::unix::fs::symlink(&copy, &dir).unwrap();
     let before = tree(&pod.path("out"));
-    let run = pod.run_with_env(&[], &env);
+    let run = pod.run_with_env(&[], env);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(run.stdout.contains("clawc::output::not_a_directory"), "{}", run.stdout);
     assert_eq!(tree(&pod.path("out")), before, "nothing written");
@@ -407,16 +413,7 @@ fn a_service_directory_swapped_after_its_parent_was_recorded_unchanged_is_not_ta
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(summary(&run)["written"], serde_json::json!(["context/a-0/tools.json"]), "{}", run.stdout);
     tick();
-    let dir = pod.path("out/context/c-1");
-    let copy = pod.path("c-1-copy");
-    assert!(std::process::Command::new("cp").arg("-a").arg(&dir).arg(&copy).status().unwrap().success());
-    std::fs::remove_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(&copy, &dir).unwrap();
-    let before = tree(&pod.path("out"));
-    let run = pod.run_with_env(&[], &env);
-    assert_eq!(run.code, 3, "{}", run.stdout);
-    assert!(run.stdout.contains("clawc::output::not_a_directory"), "{}", run.stdout);
-    assert_eq!(tree(&pod.path("out")), before, "nothing written");
+    swapped_directory_is_refused(&pod, &env);
 }
 
 /// A token whose value changes to text an output already holds is found by the leak scan
