@@ -77,9 +77,9 @@ fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
 
 /// The journal: what the commit does, in order. On disk, each write is a pair (staged
 /// name, output path); a killed run's is read back as that ([`Committed`]). A file is
-/// staged at its output path under `<out>/.clawc-stage/t/` (before 0.2.x, at its
-/// position in the journal, which a killed older run's journal still names), so a
-/// directory the tree does not have yet is moved into place whole.
+/// staged at its output path under `<out>/.clawc-stage/t/`, so a directory the tree does
+/// not have yet is moved into place whole (an older clawc staged it under its position
+/// in the journal; a journal a killed older run left is still completed).
 #[derive(Serialize, Debug, Default)]
 struct Journal {
     /// The output paths staged, each at its path under [`TREE`] (in memory the names are
