@@ -137,12 +137,18 @@ impl RecordedPaths<'_> {
         }
     }
 
+    /// The paths in the lock's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+        let (listed, read) = match self {
+            RecordedPaths::Listed(l) => (Some(*l), None),
+            RecordedPaths::Read(r) => (None, Some(r)),
+        };
+        listed.into_iter().flatten().map(|(p, _)| &**p).chain(read.into_iter().flatten().map(|p| &**p))
+    }
+
     #[cfg(test)]
     fn to_vec(&self) -> Vec<&str> {
-        match self {
-            RecordedPaths::Listed(l) => l.iter().map(|(p, _)| &**p).collect(),
-            RecordedPaths::Read(r) => r.iter().map(|p| &**p).collect(),
-        }
+        self.iter().collect()
     }
 }
 

@@ -217,11 +217,7 @@ impl Known {
         let seen = &seen.sorted();
         // Written as it is stamped, a part at a time, with the inputs' stamps as they were
         // read, and the directories' the write found unchanged.
-        let parents = match &paths {
-            RecordedPaths::Listed(l) => crate::disk::parents_of_directories(l.iter().map(|(p, _)| &**p)),
-            RecordedPaths::Read(r) => crate::disk::parents_of_directories(r.iter().map(|p| &**p)),
-        };
-        let dirs = self.directory_stamps(out, &parents);
+        let dirs = self.directory_stamps(out, &crate::disk::parents_of_directories(paths.iter()));
         let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs: paths.len(), dirs: &dirs };
         record::store_filled(at, lock.digest(), time, sections, |run, entries| match &paths {
             RecordedPaths::Listed(l) => self.stamp(out, &l[run], |(p, _)| p, seen, previous, entries, jobs),

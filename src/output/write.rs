@@ -1004,13 +1004,16 @@ fn apply<'j>(
             if !matches!(disk::inspect_in(&dir, &name, &mut staged_dirs), Ok(Found::File(_))) {
                 continue;
             }
-        } else if let Some(new) = name.strip_prefix(TREE).and_then(|_| first_missing_directory(out, rel, &mut made, &moved).transpose()) {
-            let new = new.map_err(failed)?;
-            if !new.is_empty() {
-                fs::rename(dir.join(TREE).join(&new), out.join(&new)).map_err(|e| failed(io("move into place", &out.join(&new), e)))?;
-                moved.insert(new);
+        } else {
+            match way_to(out, rel, &mut made, &moved).map_err(failed)? {
+                Way::There => {}
+                Way::Moved => continue,
+                Way::Missing(new) => {
+                    fs::rename(dir.join(TREE).join(&new), out.join(&new)).map_err(|e| failed(io("move into place", &out.join(&new), e)))?;
+                    moved.insert(new);
+                    continue;
+                }
             }
-            continue;
         }
         make_parents(out, rel, &mut made).map_err(failed)?;
         match fs::rename(&staged, out.join(rel)) {
@@ -1034,21 +1037,29 @@ fn apply<'j>(
     fs::remove_dir_all(&dir).map_err(|e| io("remove staging", &dir, e))
 }
 
-/// For a file this run staged at `rel`: `Some("")` when it was moved into place already
-/// with a directory on its way, `Some(dir)` for the outermost directory on its way the
-/// tree does not have (to be moved whole), `None` when every one is there (`made` holds
-/// those already seen; any component that is not a directory is refused).
-fn first_missing_directory(
+/// The directories on the way to a file this run staged, as the tree has them.
+enum Way {
+    /// Every one is there: the file is renamed into place.
+    There,
+    /// One was moved into place whole, with the file.
+    Moved,
+    /// The outermost one the tree does not have, to be moved into place whole.
+    Missing(String),
+}
+
+/// [`Way`] to `rel` (`made` holds the directories already seen, `moved` those moved into
+/// place; any component that is not a directory is refused).
+fn way_to(
     out: &Path,
     rel: &str,
     made: &mut std::collections::HashSet<String>,
     moved: &std::collections::HashSet<String>,
-) -> Result<Option<String>, Diagnostic> {
+) -> Result<Way, Diagnostic> {
     let parts: Vec<&str> = rel.split('/').collect();
     for i in 0..parts.len() - 1 {
         let dir = parts[..=i].join("/");
         if moved.contains(&dir) {
-            return Ok(Some(String::new()));
+            return Ok(Way::Moved);
         }
         if made.contains(&dir) {
             continue;
@@ -1057,12 +1068,12 @@ fn first_missing_directory(
         match fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => {}
             Ok(m) => return Err(blocked(out, &dir, Kind::of(&m))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(dir)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Way::Missing(dir)),
             Err(e) => return Err(io("inspect", &path, e)),
         }
         made.insert(dir);
     }
-    Ok(None)
+    Ok(Way::There)
 }
 
 /// Creates the directories on the way to `rel`, refusing any component that is not one;
