@@ -116,20 +116,22 @@ fn a_committed_journal_never_moves_a_symlink_into_the_tree() {
 /// directory the tree does not have into place whole. A journal committed in a pull
 /// request naming such paths moves only regular files reached through real directories:
 /// a staged directory that is a symlink (here to a directory outside the tree) is never
-/// entered, and nothing is moved out of it.
+/// entered, and nothing is moved out of it; a staged FIFO is not moved either.
 #[test]
 fn a_committed_journal_never_moves_files_through_a_symlinked_staging_directory() {
     let pod = pod();
     compiled(&pod);
     std::fs::create_dir_all(pod.path("outside/bot")).unwrap();
     std::fs::write(pod.path("outside/bot/planted"), CANARY).unwrap();
-    std::fs::create_dir_all(pod.path("out/.clawc-stage/t")).unwrap();
+    std::fs::create_dir_all(pod.path("out/.clawc-stage/t/report")).unwrap();
     symlink(pod.path("outside"), pod.path("out/.clawc-stage/t/context")).unwrap();
-    let journal = r#"{"writes":[["t/context/bot/planted","context/bot/planted"]],"deletes":[]}"#;
+    mkfifo(&pod.path("out/.clawc-stage/t/report/fifo"));
+    let journal = r#"{"writes":[["t/context/bot/planted","context/bot/planted"],["t/report/fifo","report/fifo"]],"deletes":[]}"#;
     std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
     let run = pod.compile(&[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(std::fs::symlink_metadata(pod.path("out/context/bot/planted")).is_err(), "moved into the tree through a symlink");
+    assert!(std::fs::symlink_metadata(pod.path("out/report/fifo")).is_err(), "a staged FIFO was moved into the tree");
     assert_eq!(std::fs::read(pod.path("outside/bot/planted")).unwrap(), CANARY.as_bytes(), "moved out of the directory it points at");
     assert!(!pod.path("out/.clawc-stage").exists());
     assert_silent_about(&run, CANARY);
