@@ -96,6 +96,79 @@ pub(crate) struct OutputView<'a> {
     pub(crate) sha256: Cow<'a, str>,
 }
 
+/// What a write reads of the lock found in `--out`: as [`LockView`], but its outputs kept
+/// as their JSON text, which [`PreviousView::table`] reads straight into the table a
+/// write looks them up in. (Read as a list of views first, the list alone was 6 MB at
+/// 30,000 agent ids, held beside the lock's 13 MB of bytes and the table.)
+#[derive(Deserialize)]
+pub(crate) struct PreviousView<'a> {
+    #[serde(borrow)]
+    secrets: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "lenient_inputs")]
+    pub(crate) inputs: Vec<InputView<'a>>,
+    #[serde(borrow)]
+    outputs: &'a serde_json::value::RawValue,
+}
+
+impl PreviousView<'_> {
+    /// Whether it records a redacted tree.
+    pub(crate) fn redacted(&self) -> bool {
+        is_redacted(&self.secrets)
+    }
+
+    /// Its outputs with a safe path, each at its index in the lock, and how many it lists.
+    /// An output that is not an object with a path and a hash makes the lock unreadable, as
+    /// it does read as a [`LockView`].
+    pub(crate) fn table(&self) -> serde_json::Result<(Outputs, usize)> {
+        let text = self.outputs.get();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = serde::de::DeserializeSeed::deserialize(Table { capacity: capacity_for(text) }, &mut de)?;
+        de.end()?;
+        Ok(read)
+    }
+}
+
+/// Room for the outputs a lock's outputs text lists: one per `"path"` key, and no more
+/// than a genuine entry's size allows, so a hostile text of keys alone reserves no more
+/// than one of real entries of its length would fill (a path and a 64-digit hash are
+/// over 80 bytes; a shorter entry is still read, into a table that grows).
+fn capacity_for(text: &str) -> usize {
+    memchr::memmem::find_iter(text.as_bytes(), b"\"path\"").count().min(text.len() / 80)
+}
+
+/// Reads a lock's outputs into an [`Outputs`] as they are parsed.
+struct Table {
+    capacity: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Table {
+    type Value = (Outputs, usize);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Table {
+    type Value = (Outputs, usize);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of outputs")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut table = Outputs::with_capacity(self.capacity);
+        let mut listed = 0;
+        while let Some(o) = seq.next_element::<OutputView<'de>>()? {
+            if crate::disk::is_safe_relative(&o.path) {
+                table.insert(Arc::from(&*o.path), listed, crate::digest::from_hex(&o.sha256));
+            }
+            listed += 1;
+        }
+        Ok((table, listed))
+    }
+}
+
 impl<'a> LockView<'a> {
     /// The lock among `artifacts`, if there is one clawc can read.
     pub(crate) fn among(artifacts: &'a ArtifactSet) -> Option<LockView<'a>> {
@@ -364,5 +437,51 @@ mod tests {
         let swapped = known(&out, &records);
         assert!(!swapped.trusted.iter().any(|d| d == "context"), "{:?}", swapped.trusted);
         assert!(swapped.walk(&out).unwrap().stat("context/analyst-0/tools.json").is_none(), "not looked at through the symlink");
+    }
+}
+
+#[cfg(test)]
+mod previous_view_tests {
+    use super::*;
+
+    fn read(lock: &str) -> serde_json::Result<(Outputs, usize)> {
+        serde_json::from_str::<PreviousView<'_>>(lock)?.table()
+    }
+
+    #[test]
+    fn a_locks_outputs_go_into_the_table_at_their_index_and_unsafe_paths_are_left_out() {
+        let hash = "ab".repeat(32);
+        let lock = format!(
+            r#"{{"secrets":"redact","inputs":[],"outputs":[
+                {{"path":"a/tools.json","sha256":"{hash}","extra":1}},
+                {{"path":"../escape","sha256":"{hash}"}},
+                {{"path":"b/CLAWDAPUS.md","sha256":"not hex"}}]}}"#
+        );
+        let (table, listed) = read(&lock).unwrap();
+        assert_eq!(listed, 3);
+        assert_eq!(table.get("a/tools.json"), Some((0, Some(&[0xab; 32]))));
+        assert_eq!(table.get("../escape"), None);
+        assert_eq!(table.get("b/CLAWDAPUS.md"), Some((2, None)));
+        assert_eq!(table.iter().count(), 2);
+    }
+
+    #[test]
+    fn outputs_that_are_not_a_list_of_paths_and_hashes_make_the_lock_unreadable() {
+        for outputs in [r#"{}"#, r#"[{"path":"a"}]"#, r#"[1]"#, r#""x""#, r#"[{"path":7,"sha256":""}]"#] {
+            let lock = format!(r#"{{"secrets":"redact","outputs":{outputs}}}"#);
+            assert!(read(&lock).is_err(), "{outputs}");
+        }
+        assert!(read(r#"{"secrets":"redact","inputs":{"x":1},"outputs":[]}"#).is_ok(), "inputs of another shape are ignored");
+    }
+
+    #[test]
+    fn the_room_made_for_outputs_is_bounded_by_the_texts_length_not_by_its_keys() {
+        let genuine = format!(r#"[{{"path":"a/tools.json","sha256":"{}"}},{{"path":"b","sha256":"{}"}}]"#, "0".repeat(64), "1".repeat(64));
+        assert_eq!(capacity_for(&genuine), 2);
+        // Entries of empty strings, one per 24 bytes: room is made for one per 80.
+        let keys = format!("[{}]", vec![r#"{"path":"","sha256":""}"#; 1000].join(","));
+        assert_eq!(capacity_for(&keys), keys.len() / 80);
+        assert!(capacity_for(&keys) < 1000);
+        assert_eq!(read(&format!(r#"{{"secrets":"redact","outputs":{keys}}}"#)).unwrap().1, 1000, "all still read");
     }
 }

@@ -534,21 +534,15 @@ pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
         Contents::Missing => Previous::Missing,
         // Read in place (paths and hashes borrowed from the bytes), as the record reads the
         // new lock: at 3,000 agents it lists 9,301 outputs.
-        Contents::Bytes(b) => match serde_json::from_slice::<super::known::LockView<'_>>(&b) {
-            Ok(l) => Previous::Lock(PreviousLock {
+        Contents::Bytes(b) => match serde_json::from_slice::<super::known::PreviousView<'_>>(&b).and_then(|l| Ok((l.table()?, l))) {
+            Ok(((outputs, listed), l)) => Previous::Lock(PreviousLock {
                 digest: super::record::lock_digest(&b),
                 inputs: l.inputs.len(),
-                listed: l.outputs.len(),
+                listed,
                 described: crate::lock::described_digest(l.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
                 redacted: l.redacted(),
                 stamp,
-                outputs: {
-                    let mut table = Outputs::with_capacity(l.outputs.len());
-                    for (i, o) in l.outputs.iter().enumerate().filter(|(_, o)| is_safe_relative(&o.path)) {
-                        table.insert(Arc::from(&*o.path), i, crate::digest::from_hex(&o.sha256));
-                    }
-                    table
-                },
+                outputs,
             }),
             Err(_) => Previous::Unreadable,
         },
