@@ -438,13 +438,8 @@ mod tests {
         assert!(!swapped.trusted.iter().any(|d| d == "context"), "{:?}", swapped.trusted);
         assert!(swapped.walk(&out).unwrap().stat("context/analyst-0/tools.json").is_none(), "not looked at through the symlink");
     }
-}
 
-#[cfg(test)]
-mod previous_view_tests {
-    use super::*;
-
-    fn read(lock: &str) -> serde_json::Result<(Outputs, usize)> {
+    fn table_of(lock: &str) -> serde_json::Result<(Outputs, usize)> {
         serde_json::from_str::<PreviousView<'_>>(lock)?.table()
     }
 
@@ -457,7 +452,7 @@ mod previous_view_tests {
                 {{"path":"../escape","sha256":"{hash}"}},
                 {{"path":"b/CLAWDAPUS.md","sha256":"not hex"}}]}}"#
         );
-        let (table, listed) = read(&lock).unwrap();
+        let (table, listed) = table_of(&lock).unwrap();
         assert_eq!(listed, 3);
         assert_eq!(table.get("a/tools.json"), Some((0, Some(&[0xab; 32]))));
         assert_eq!(table.get("../escape"), None);
@@ -469,9 +464,9 @@ mod previous_view_tests {
     fn outputs_that_are_not_a_list_of_paths_and_hashes_make_the_lock_unreadable() {
         for outputs in [r#"{}"#, r#"[{"path":"a"}]"#, r#"[1]"#, r#""x""#, r#"[{"path":7,"sha256":""}]"#] {
             let lock = format!(r#"{{"secrets":"redact","outputs":{outputs}}}"#);
-            assert!(read(&lock).is_err(), "{outputs}");
+            assert!(table_of(&lock).is_err(), "{outputs}");
         }
-        assert!(read(r#"{"secrets":"redact","inputs":{"x":1},"outputs":[]}"#).is_ok(), "inputs of another shape are ignored");
+        assert!(table_of(r#"{"secrets":"redact","inputs":{"x":1},"outputs":[]}"#).is_ok(), "inputs of another shape are ignored");
     }
 
     #[test]
@@ -482,6 +477,6 @@ mod previous_view_tests {
         let keys = format!("[{}]", vec![r#"{"path":"","sha256":""}"#; 1000].join(","));
         assert_eq!(capacity_for(&keys), keys.len() / 80);
         assert!(capacity_for(&keys) < 1000);
-        assert_eq!(read(&format!(r#"{{"secrets":"redact","outputs":{keys}}}"#)).unwrap().1, 1000, "all still read");
+        assert_eq!(table_of(&format!(r#"{{"secrets":"redact","outputs":{keys}}}"#)).unwrap().1, 1000, "all still read");
     }
 }
