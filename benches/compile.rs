@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 #[path = "common/generate.rs"]
 mod generate;
-use generate::{COUNT, generate};
+use generate::{COUNT, generate, generate_with};
 
 /// Scratch space under `target/`: a long-lived `/tmp` full of recently deleted inodes
 /// makes ext4 file creation several times slower than the compile itself.
@@ -244,30 +244,50 @@ fn busy_edits(bin: &Path) {
 }
 
 /// With `CLAWC_BIN` (a release `clawc`): the peak RSS of a fresh `clawc compile` and of a
-/// recompile of the same pod, at 3,000, 10,200 and 30,000 agent ids.
+/// recompile of the same pod, at 3,000, 10,200 and 30,000 agent ids; then at 30,000 agent
+/// ids of the 3,000-id pod's 300 services (`count: 100`): the same plans, so what grows
+/// from the first line is what a compile holds per agent id (the goal allows the plans).
 fn peaks(bin: &Path) {
-    for services in [300, 1020, 3000] {
-        let pod = scratch();
-        generate(pod.path(), services);
-        let out = scratch();
-        let run = || {
-            let child = std::process::Command::new(bin)
-                .args(["compile", "--images", "none", "claw-pod.yml", "-o"])
-                .arg(out.path())
-                .current_dir(pod.path())
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            peak_kib(child)
-        };
-        let (fresh, again) = (run(), run());
+    let mut first = (0, 0);
+    for (services, count) in [(300, COUNT), (1020, COUNT), (3000, COUNT), (300, 100)] {
+        let (fresh, again) = peak_pair(bin, services, count);
         println!(
-            "peak RSS, clawc compile  {:>6} agent ids: fresh {:>6.1} MB   recompile {:>6.1} MB",
-            services * COUNT,
+            "peak RSS, clawc compile  {:>6} agent ids: fresh {:>6.1} MB   recompile {:>6.1} MB{}",
+            services * count,
             fresh as f64 / 1024.0,
-            again as f64 / 1024.0
+            again as f64 / 1024.0,
+            if count == COUNT { String::new() } else { format!("   ({services} services × {count})") }
         );
+        if (services, count) == (300, COUNT) {
+            first = (fresh, again);
+        } else if services == 300 {
+            let per_id = |now: i64, then: i64| (now - then) as f64 * 1024.0 / ((count - COUNT) * services) as f64;
+            println!(
+                "peak RSS per agent id, the plans fixed ({services} services, count {COUNT} → {count}): fresh {:.0} B   recompile {:.0} B",
+                per_id(fresh, first.0),
+                per_id(again, first.1)
+            );
+        }
     }
+}
+
+/// The peak RSS (KiB) of a fresh compile of a generated pod of `services × count` agent
+/// ids, and of a recompile of it.
+fn peak_pair(bin: &Path, services: usize, count: usize) -> (i64, i64) {
+    let pod = scratch();
+    generate_with(pod.path(), services, count);
+    let out = scratch();
+    let run = || {
+        let child = std::process::Command::new(bin)
+            .args(["compile", "--images", "none", "claw-pod.yml", "-o"])
+            .arg(out.path())
+            .current_dir(pod.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        peak_kib(child)
+    };
+    (run(), run())
 }
 
 /// Waits for `child` and returns its peak resident set (KiB), as `wait4` reports it.

@@ -9,6 +9,11 @@ pub(crate) const COUNT: usize = 10;
 
 /// Writes a pod with `agent_services × COUNT` agent ids into `dir`.
 pub(crate) fn generate(dir: &Path, agent_services: usize) {
+    generate_with(dir, agent_services, COUNT);
+}
+
+/// Writes a pod with `agent_services × count` agent ids into `dir`.
+pub(crate) fn generate_with(dir: &Path, agent_services: usize, count: usize) {
     let mut pod = String::from(
         "x-claw:\n  pod: bench\n  cllama-defaults:\n    proxy: [passthrough]\n  tools-defaults:\n    - tools-0\n  feeds-defaults: [feed-0]\nservices:\n",
     );
@@ -17,7 +22,7 @@ pub(crate) fn generate(dir: &Path, agent_services: usize) {
         let allow: Vec<String> = (0..10).map(|t| format!("op_{t}")).collect();
         writeln!(
             pod,
-            "  agent-{a}:\n    image: agent\n    environment:\n      TOKEN_{named}: ${{TOKEN_{named}}}\n    x-claw:\n      count: {COUNT}\n      tools:\n        - ...\n        - service: tools-{named}\n          allow: [{}]\n      surfaces: [service://tools-{named}]",
+            "  agent-{a}:\n    image: agent\n    environment:\n      TOKEN_{named}: ${{TOKEN_{named}}}\n    x-claw:\n      count: {count}\n      tools:\n        - ...\n        - service: tools-{named}\n          allow: [{}]\n      surfaces: [service://tools-{named}]",
             allow.join(", ")
         )
         .unwrap();
