@@ -6,7 +6,8 @@
 //! of the iterations for 1× (300 agents) and 10× (3000 agents) and their ratio. With
 //! `CLAWC_BIN=<release clawc>`, also that binary spawned on the 3,000-agent pod: a fresh
 //! compile against one agent service's grant edited and compiled again (the render memo),
-//! and its peak RSS at 3,000, 10,200 and 30,000 agent ids.
+//! and its peak RSS at 3,000, 10,200 and 30,000 agent ids, and at 30,000 agent ids of the
+//! 3,000-id pod's services (`count: 100`: the plans fixed, the agent ids ×10).
 //!
 //! `cargo bench --bench compile -- --generate DIR [SCALE]` only writes the pod.
 
