@@ -192,25 +192,55 @@ impl Record {
         crc32fast::hash(&self.buf).to_le_bytes()
     }
 
-    /// The record in `b` if it is whole: its size agrees with its counts, its checksum
-    /// with its bytes, and every entry's tag is 0 or 1.
-    fn decode(mut b: Vec<u8>) -> Option<Record> {
-        if b.len() < HEADER + ENTRY + TRAILER || &b[..16] != MAGIC {
+    /// The record in `b` if it is whole (see [`Record::read`]).
+    #[cfg(test)]
+    fn decode(b: Vec<u8>) -> Option<Record> {
+        Record::read(&b[..], b.len(), true)
+    }
+
+    /// The record `r` holds (`len` bytes) if it is whole: its size agrees with its counts,
+    /// its checksum with its bytes, and every entry's tag is 0 or 1. Without `keep_copy`,
+    /// its copy of the lock is checksummed as it is read, not kept.
+    fn read(mut r: impl Read, len: usize, keep_copy: bool) -> Option<Record> {
+        if len < HEADER + ENTRY + TRAILER {
             return None;
         }
-        let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let mut header = [0; HEADER];
+        r.read_exact(&mut header).ok()?;
+        if &header[..16] != MAGIC {
+            return None;
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().expect("4 bytes")) as usize;
         let (inputs, outputs, dirs, copy) = (u32_at(64), u32_at(68), u32_at(72), u32_at(76));
-        if b.len() != size(inputs, outputs, dirs, copy)? {
+        if len != size(inputs, outputs, dirs, copy)? {
             return None;
         }
-        let (body, sum) = b.split_at(b.len() - TRAILER);
-        if crc32fast::hash(body).to_le_bytes() != *sum {
+        let kept = if keep_copy { copy } else { 0 };
+        let whole = HEADER + (inputs + outputs + dirs + 1) * ENTRY + kept;
+        let mut b = Vec::with_capacity(whole);
+        b.extend_from_slice(&header);
+        b.resize(whole, 0);
+        r.read_exact(&mut b[HEADER..]).ok()?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&b);
+        let mut block = vec![0; (copy - kept).min(64 << 10)];
+        let mut left = copy - kept;
+        while left > 0 {
+            let n = left.min(block.len());
+            r.read_exact(&mut block[..n]).ok()?;
+            crc.update(&block[..n]);
+            left -= n;
+        }
+        let mut sum = [0; TRAILER];
+        r.read_exact(&mut sum).ok()?;
+        // Nothing after it (a file that grew since its size was read is not this record).
+        if crc.finalize().to_le_bytes() != sum || r.read(&mut [0]).ok()? != 0 {
             return None;
         }
         if (0..=inputs + outputs + dirs).any(|n| b[HEADER + n * ENTRY] > 1) {
             return None;
         }
-        b.truncate(b.len() - TRAILER);
+        b[76..80].copy_from_slice(&(kept as u32).to_le_bytes());
         Some(Record { buf: b, inputs, outputs, dirs })
     }
 }
@@ -258,14 +288,28 @@ fn resolved(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The record at `path` for the lock whose digest is `lock`, with these counts, if there
-/// is a whole one.
+/// is a whole one, without its copy of the lock: a write takes the lock's outputs from
+/// the lock, and after a check the copy is as large as the stamps (5.8 MB at 30,000 agent
+/// ids), which a recompile held beside everything else.
 pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) -> Option<Record> {
-    load_any(path).filter(|r| r.is_for(lock, inputs, outputs))
+    read_file(path, false).filter(|r| r.is_for(lock, inputs, outputs))
 }
 
 /// The record at `path`, whichever lock it is for, if there is a whole one.
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
-    Record::decode(read_bounded(path, max_size())?)
+    read_file(path, true)
+}
+
+/// The record in the cache file at `path`, read without following a symlink, only if it
+/// is a regular file of at most a record's size (read straight into the record's buffer).
+fn read_file(path: &Path, keep_copy: bool) -> Option<Record> {
+    let file = crate::disk::open(path, false).ok()?;
+    let meta = file.metadata().ok()?;
+    let len = usize::try_from(meta.len()).ok()?;
+    if !meta.is_file() || len > max_size() {
+        return None;
+    }
+    Record::read(&file, len, keep_copy)
 }
 
 /// The bytes of the cache file at `path`, read without following a symlink, only if it is
@@ -531,6 +575,39 @@ mod tests {
         assert_eq!(Record::decode(tagged), None, "an unknown tag");
     }
 
+    /// `r` as a write loads it: every stamp, the lock's too, and no copy.
+    fn without_copy(mut r: Record) -> Record {
+        r.buf.truncate(HEADER + (r.inputs + r.outputs + r.dirs + 1) * ENTRY);
+        r.buf[76..80].copy_from_slice(&[0; 4]);
+        r
+    }
+
+    #[test]
+    fn a_write_loads_a_record_without_its_copy_yet_checks_the_copys_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("record");
+        for copy in [&b"lock"[..], &vec![7; 200_000][..]] {
+            let mut r = record();
+            r.set_copy(stamp(4), copy);
+            store(&at, &r);
+            let loaded = load(&at, &[3; 32], 2, 3).unwrap();
+            assert_eq!(loaded, without_copy(r.clone()), "the stamps, the lock's included; no copy");
+            assert_eq!(loaded.copy_for(&stamp(4)), None);
+            assert_eq!(Record::decode(loaded.encode()), Some(loaded), "a whole record itself");
+            assert_eq!(load_any(&at), Some(r), "a check keeps the copy");
+            assert_eq!(load(&at, &[4; 32], 2, 3), None, "another lock");
+            let mut bytes = std::fs::read(&at).unwrap();
+            let last_of_copy = bytes.len() - TRAILER - 1;
+            bytes[last_of_copy] ^= 1;
+            std::fs::write(&at, &bytes).unwrap();
+            assert_eq!(load(&at, &[3; 32], 2, 3), None, "a flipped bit in the copy");
+            bytes[last_of_copy] ^= 1;
+            bytes.push(0);
+            std::fs::write(&at, &bytes).unwrap();
+            assert_eq!(load(&at, &[3; 32], 2, 3), None, "a byte after the checksum");
+        }
+    }
+
     #[test]
     fn the_copy_only_for_the_same_older_lock() {
         let r = record();
@@ -588,7 +665,7 @@ mod tests {
         assert_eq!(path(Path::new("rel"), &out, &[]), None, "relative");
         let r = record();
         store(&p, &r);
-        assert_eq!(load(&p, &[3; 32], 2, 3), Some(r.clone()));
+        assert_eq!(load(&p, &[3; 32], 2, 3), Some(without_copy(r.clone())));
         assert_eq!(load(&p, &[3; 32], 2, 4), None);
         assert_eq!(load_any(&p), Some(r.clone()));
         // A symlink where the record goes is neither read through nor written through.
