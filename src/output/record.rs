@@ -313,7 +313,7 @@ fn read_file(path: &Path, keep_copy: bool) -> Option<Record> {
 }
 
 /// The bytes of the cache file at `path`, read without following a symlink, only if it is
-/// a regular file of at most `max` bytes (the record, and the render memo beside it).
+/// a regular file of at most `max` bytes (the render memo beside the record).
 pub(crate) fn read_bounded(path: &Path, max: usize) -> Option<Vec<u8>> {
     let file = crate::disk::open(path, false).ok()?;
     let meta = file.metadata().ok()?;
