@@ -47,15 +47,15 @@ pub(crate) struct Known {
 
 /// What the write and the record need of a lock (the new one, or the previous one found
 /// in `--out`), read from its bytes without copying them (at 10,000 agents it lists
-/// 31,622 outputs).
+/// 31,622 outputs); its outputs as `O`: a list of views, or (a [`PreviousView`]) their
+/// JSON text.
 #[derive(Deserialize)]
-pub(crate) struct LockView<'a> {
+pub(crate) struct LockView<'a, O = Vec<OutputView<'a>>> {
     #[serde(borrow)]
     secrets: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "lenient_inputs")]
     pub(crate) inputs: Vec<InputView<'a>>,
-    #[serde(borrow)]
-    pub(crate) outputs: Vec<OutputView<'a>>,
+    pub(crate) outputs: O,
 }
 
 /// An input as a lock lists it. Every field may be missing (the lock's described digest
@@ -96,26 +96,13 @@ pub(crate) struct OutputView<'a> {
     pub(crate) sha256: Cow<'a, str>,
 }
 
-/// What a write reads of the lock found in `--out`: as [`LockView`], but its outputs kept
-/// as their JSON text, which [`PreviousView::table`] reads straight into the table a
-/// write looks them up in. (Read as a list of views first, the list alone was 6 MB at
-/// 30,000 agent ids, held beside the lock's 13 MB of bytes and the table.)
-#[derive(Deserialize)]
-pub(crate) struct PreviousView<'a> {
-    #[serde(borrow)]
-    secrets: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "lenient_inputs")]
-    pub(crate) inputs: Vec<InputView<'a>>,
-    #[serde(borrow)]
-    outputs: &'a serde_json::value::RawValue,
-}
+/// What a write reads of the lock found in `--out`: its outputs kept as their JSON text,
+/// which [`PreviousView::table`] reads straight into the table a write looks them up in.
+/// (Read as a list of views first, the list alone was 6 MB at 30,000 agent ids, held
+/// beside the lock's 13 MB of bytes and the table.)
+pub(crate) type PreviousView<'a> = LockView<'a, &'a serde_json::value::RawValue>;
 
 impl PreviousView<'_> {
-    /// Whether it records a redacted tree.
-    pub(crate) fn redacted(&self) -> bool {
-        is_redacted(&self.secrets)
-    }
-
     /// Its outputs with a safe path, each at its index in the lock, and how many it lists.
     /// An output that is not an object with a path and a hash makes the lock unreadable, as
     /// it does read as a [`LockView`].
@@ -169,15 +156,17 @@ impl<'de> serde::de::Visitor<'de> for Table {
     }
 }
 
+impl<O> LockView<'_, O> {
+    /// Whether it records a redacted tree (the only kind a record is kept for).
+    pub(crate) fn redacted(&self) -> bool {
+        is_redacted(&self.secrets)
+    }
+}
+
 impl<'a> LockView<'a> {
     /// The lock among `artifacts`, if there is one clawc can read.
     pub(crate) fn among(artifacts: &'a ArtifactSet) -> Option<LockView<'a>> {
         serde_json::from_slice(&artifacts.0.get(LOCK)?.bytes).ok()
-    }
-
-    /// Whether it records a redacted tree (the only kind a record is kept for).
-    pub(crate) fn redacted(&self) -> bool {
-        is_redacted(&self.secrets)
     }
 
     /// Each output's hash, by path.

@@ -998,6 +998,7 @@ fn apply<'j>(
             if !matches!(disk::inspect_in(&dir, &name, &mut staged_dirs), Ok(Found::File(_))) {
                 continue;
             }
+            make_parents(out, rel, &mut made).map_err(failed)?;
         } else {
             match way_to(out, rel, &mut made, &moved).map_err(failed)? {
                 Way::There => {}
@@ -1009,7 +1010,6 @@ fn apply<'j>(
                 }
             }
         }
-        make_parents(out, rel, &mut made).map_err(failed)?;
         match fs::rename(&staged, out.join(rel)) {
             Ok(()) => {}
             // Moved already, by the run this one completes.
@@ -1073,20 +1073,10 @@ fn way_to(
 /// Creates the directories on the way to `rel`, refusing any component that is not one;
 /// `made` holds those this apply already made or saw.
 fn make_parents(out: &Path, rel: &str, made: &mut std::collections::HashSet<String>) -> Result<(), Diagnostic> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let mut path = out.to_path_buf();
-    for i in 0..parts.len() - 1 {
-        path.push(parts[i]);
-        let dir = parts[..=i].join("/");
-        if made.contains(&dir) {
-            continue;
-        }
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.is_dir() => {}
-            Ok(m) => return Err(blocked(out, &dir, Kind::of(&m))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&path).map_err(|e| io("create directory", &path, e))?,
-            Err(e) => return Err(io("inspect", &path, e)),
-        }
+    // Nothing was moved into place whole: the walk stops at each missing directory.
+    while let Way::Missing(dir) = way_to(out, rel, made, &std::collections::HashSet::new())? {
+        let path = out.join(&dir);
+        fs::create_dir(&path).map_err(|e| io("create directory", &path, e))?;
         made.insert(dir);
     }
     Ok(())

@@ -92,6 +92,15 @@ fn writes_never_follow_a_symlink_in_out() {
     assert!(std::fs::read_dir(pod.path("elsewhere")).unwrap().next().is_none());
 }
 
+/// Commits `journal` in `pod`'s staging, as a pull request could, and compiles: the
+/// compile completes it and succeeds.
+fn completes_committed(pod: &Pod, journal: &str) -> Run {
+    std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
+    let run = pod.compile(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    run
+}
+
 /// A pull request may commit a half-applied write: `.clawc-stage/` with a journal. The next
 /// run completes it, but moves only regular files it finds staged: a staged symlink (here
 /// to a file outside the tree) is never placed into the tree.
@@ -104,9 +113,7 @@ fn a_committed_journal_never_moves_a_symlink_into_the_tree() {
     symlink(pod.path("outside.txt"), pod.path("out/.clawc-stage/0")).unwrap();
     std::fs::write(pod.path("out/.clawc-stage/1"), "staged").unwrap();
     let journal = r#"{"writes":[["0","context/bot/planted"],["1","context/bot/staged.txt"]],"deletes":[]}"#;
-    std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
-    let run = pod.compile(&[]);
-    assert_eq!(run.code, 0, "{}", run.stdout);
+    let run = completes_committed(&pod, journal);
     assert!(std::fs::symlink_metadata(pod.path("out/context/bot/planted")).is_err(), "a staged symlink was moved into the tree");
     assert!(!pod.path("out/.clawc-stage").exists());
     assert_silent_about(&run, CANARY);
@@ -127,9 +134,7 @@ fn a_committed_journal_never_moves_files_through_a_symlinked_staging_directory()
     symlink(pod.path("outside"), pod.path("out/.clawc-stage/t/context")).unwrap();
     mkfifo(&pod.path("out/.clawc-stage/t/report/fifo"));
     let journal = r#"{"writes":[["t/context/bot/planted","context/bot/planted"],["t/report/fifo","report/fifo"]],"deletes":[]}"#;
-    std::fs::write(pod.path("out/.clawc-stage/journal.json"), journal).unwrap();
-    let run = pod.compile(&[]);
-    assert_eq!(run.code, 0, "{}", run.stdout);
+    let run = completes_committed(&pod, journal);
     assert!(std::fs::symlink_metadata(pod.path("out/context/bot/planted")).is_err(), "moved into the tree through a symlink");
     assert!(std::fs::symlink_metadata(pod.path("out/report/fifo")).is_err(), "a staged FIFO was moved into the tree");
     assert_eq!(std::fs::read(pod.path("outside/bot/planted")).unwrap(), CANARY.as_bytes(), "moved out of the directory it points at");
