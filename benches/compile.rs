@@ -167,13 +167,7 @@ struct Edited {
 /// The goal at 3,000 agent ids: the edit at most 10 % of the fresh compile,
 /// writing only the files whose bytes change.
 fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]) -> Edited {
-    let pod = scratch();
-    generate(pod.path(), services);
-    // Not under `target/`: the pod's repository may not hold the record and the memo.
-    let cache = tempfile::tempdir().unwrap();
-    let path = pod.path().join("claw-pod.yml");
-    let original = std::fs::read_to_string(&path).unwrap();
-    let edited = generate::narrowed(&original, agent);
+    let EditPod { pod, cache, path, original, edited } = EditPod::new(services, agent);
     let compile = |out: &Path| {
         let start = Instant::now();
         let o = std::process::Command::new(bin)
@@ -211,11 +205,35 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]
         std::fs::write(&path, &original).unwrap();
         back.push(compile(out.path()).0);
     }
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        v[v.len() / 2].as_secs_f64() * 1e3
-    };
-    Edited { fresh: median(fresh), edit: median(edit), back: median(back), written, reused }
+    Edited { fresh: median_ms(fresh), edit: median_ms(edit), back: median_ms(back), written, reused }
+}
+
+/// A generated pod of `services` agent services, its text and the text with the grant of
+/// `agent-<agent>` narrowed by a tool, and a cache directory for its stat record and memo.
+struct EditPod {
+    pod: tempfile::TempDir,
+    /// Not under `target/`: the pod's repository may not hold the record and the memo.
+    cache: tempfile::TempDir,
+    path: std::path::PathBuf,
+    original: String,
+    edited: String,
+}
+
+impl EditPod {
+    fn new(services: usize, agent: usize) -> EditPod {
+        let pod = scratch();
+        generate(pod.path(), services);
+        let path = pod.path().join("claw-pod.yml");
+        let original = std::fs::read_to_string(&path).unwrap();
+        let edited = generate::narrowed(&original, agent);
+        EditPod { pod, cache: tempfile::tempdir().unwrap(), path, original, edited }
+    }
+}
+
+/// The median of `times`, in ms.
+fn median_ms(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1e3
 }
 
 /// The one-agent edit of [`edits`], but every compile in this one process, as a
@@ -227,12 +245,7 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]
 /// fresh compiles into an empty directory and of `2 × rounds` edits (the grant narrowed
 /// and put back in turn).
 fn warm_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
-    let pod = scratch();
-    generate(pod.path(), services);
-    let cache = tempfile::tempdir().unwrap();
-    let path = pod.path().join("claw-pod.yml");
-    let original = std::fs::read_to_string(&path).unwrap();
-    let edited = generate::narrowed(&original, agent);
+    let EditPod { pod: _pod, cache, path, original, edited } = EditPod::new(services, agent);
     let compile = |out: &Path| {
         let opts = clawc::Options { pod: path.clone(), check_records: Some(cache.path().to_path_buf()), ..Default::default() };
         let start = Instant::now();
@@ -259,11 +272,7 @@ fn warm_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
         }
     }
     std::fs::write(&path, &original).unwrap();
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        v[v.len() / 2].as_secs_f64() * 1e3
-    };
-    (median(fresh), median(edit))
+    (median_ms(fresh), median_ms(edit))
 }
 
 /// The one-agent edit of [`edits`] at 3,000 agent ids on a busy machine (a spinning
