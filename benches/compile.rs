@@ -35,16 +35,29 @@ fn once(pod_dir: &Path, write: bool) -> Duration {
     let opts = clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() };
     let start = Instant::now();
     if write {
-        // As `clawc compile` does it: the tree written as it is compiled.
-        let mut writer = clawc::output::write::Writer::new(out.path(), Default::default(), true);
-        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
-        assert!(compiled.exit_code() == 0 && failed.is_none(), "bench pod failed: {:?} {failed:?}", compiled.diagnostics.0.first());
-        writer.finish(&compiled.secrets).unwrap();
+        written(&opts, out.path(), Default::default(), false);
     } else {
         let compiled = clawc::compile(&opts);
         assert!(compiled.artifacts.is_some(), "bench pod failed: {:?}", compiled.diagnostics.0.first());
     }
     start.elapsed()
+}
+
+/// Compiles `opts` into `out` as `clawc compile` does: the tree written as it is
+/// compiled (with `ahead`, the previous tree read ahead on a thread of its own).
+fn written(
+    opts: &clawc::Options,
+    out: &Path,
+    write: clawc::output::write::WriteOptions<'_>,
+    ahead: bool,
+) -> clawc::output::write::WriteSummary {
+    let mut writer = clawc::output::write::Writer::new(out, write, true);
+    if ahead {
+        writer.read_ahead();
+    }
+    let (compiled, failed) = clawc::compile_into(opts, &mut writer);
+    assert!(compiled.exit_code() == 0 && failed.is_none(), "bench pod failed: {:?} {failed:?}", compiled.diagnostics.0.first());
+    writer.finish(&compiled.secrets).unwrap()
 }
 
 fn median(pod_dir: &Path, runs: usize, write: bool) -> Duration {
@@ -250,11 +263,7 @@ fn warm_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
         let opts = clawc::Options { pod: path.clone(), check_records: Some(cache.path().to_path_buf()), ..Default::default() };
         let start = Instant::now();
         let write = clawc::output::write::WriteOptions { records: Some(cache.path()), ..Default::default() };
-        let mut writer = clawc::output::write::Writer::new(out, write, true);
-        writer.read_ahead();
-        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
-        assert!(compiled.exit_code() == 0 && failed.is_none(), "bench pod failed: {:?} {failed:?}", compiled.diagnostics.0.first());
-        let summary = writer.finish(&compiled.secrets).unwrap();
+        let summary = written(&opts, out, write, true);
         (start.elapsed(), summary)
     };
     let out = scratch();

@@ -300,30 +300,29 @@ pub(crate) fn load_any(path: &Path) -> Option<Record> {
     read_file(path, true)
 }
 
-/// The record in the cache file at `path`, read without following a symlink, only if it
-/// is a regular file of at most a record's size (read straight into the record's buffer).
+/// The record in the cache file at `path`, if there is a whole one (read straight into the
+/// record's buffer).
 fn read_file(path: &Path, keep_copy: bool) -> Option<Record> {
-    let file = crate::disk::open(path, false).ok()?;
-    let meta = file.metadata().ok()?;
-    let len = usize::try_from(meta.len()).ok()?;
-    if !meta.is_file() || len > max_size() {
-        return None;
-    }
+    let (file, len) = open_bounded(path, max_size())?;
     Record::read(&file, len, keep_copy)
 }
 
-/// The bytes of the cache file at `path`, read without following a symlink, only if it is
-/// a regular file of at most `max` bytes (the render memo beside the record).
+/// The bytes of the cache file at `path` (the render memo beside the record), as
+/// [`open_bounded`] finds it.
 pub(crate) fn read_bounded(path: &Path, max: usize) -> Option<Vec<u8>> {
-    let file = crate::disk::open(path, false).ok()?;
-    let meta = file.metadata().ok()?;
-    let len = usize::try_from(meta.len()).ok()?;
-    if !meta.is_file() || len > max {
-        return None;
-    }
+    let (file, len) = open_bounded(path, max)?;
     let mut b = Vec::with_capacity(len);
     (&file).take(len as u64 + 1).read_to_end(&mut b).ok()?;
     Some(b)
+}
+
+/// The cache file at `path`, opened without following a symlink, and its length, only if
+/// it is a regular file of at most `max` bytes.
+fn open_bounded(path: &Path, max: usize) -> Option<(std::fs::File, usize)> {
+    let file = crate::disk::open(path, false).ok()?;
+    let meta = file.metadata().ok()?;
+    let len = usize::try_from(meta.len()).ok()?;
+    (meta.is_file() && len <= max).then_some((file, len))
 }
 
 /// A record's header: for the lock `lock`, stamped `time`, with these counts of entries
