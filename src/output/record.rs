@@ -677,4 +677,19 @@ mod tests {
         assert!(!p.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), r.encode(), "the link's target is untouched");
     }
+
+    #[test]
+    fn a_fifo_or_a_directory_where_a_cache_file_goes_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("record");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path, and a mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Were it opened blocking, these would wait for a writer forever.
+        assert_eq!(load(&fifo, &[3; 32], 2, 3), None);
+        assert_eq!(load_any(&fifo), None);
+        assert_eq!(read_bounded(&fifo, 1 << 20), None, "the memo's read");
+        assert_eq!(load_any(dir.path()), None, "a directory");
+        assert_eq!(read_bounded(dir.path(), 1 << 20), None);
+    }
 }
