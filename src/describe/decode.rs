@@ -30,7 +30,9 @@ struct Dec<'a> {
 
 /// A path into the descriptor, built as fields are visited.
 fn at(base: &[Seg], seg: Seg) -> Vec<Seg> {
-    let mut p = base.to_vec();
+    // Sized once: `to_vec` then `push` allocated every path twice.
+    let mut p = Vec::with_capacity(base.len() + 1);
+    p.extend_from_slice(base);
     p.push(seg);
     p
 }
