@@ -81,6 +81,10 @@ pub struct Compiled {
     /// The resolved pod, registry and grants (when there was no error), for the questions
     /// `explain`, `who-can` and `report` ask.
     pub analysis: Option<Analysis>,
+    /// Every input file the compile read or looked for and found missing, as pod-relative
+    /// names (the lock's `inputs`, files only: not images), whether or not it failed: what
+    /// `compile --watch` watches. Empty when the pod's input root could not be found.
+    pub inputs: Vec<String>,
 }
 
 /// What a successful compile resolved.
@@ -135,7 +139,8 @@ pub fn compile_into(opts: &Options, sink: &mut dyn Sink) -> (Compiled, Option<Di
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let mut stream = Stream::new(sink);
-    let result = run(opts, &mut sources, &mut diags, &mut stream);
+    let mut inputs = Vec::new();
+    let result = run(opts, &mut sources, &mut diags, &mut stream, &mut inputs);
     // At the boundary, after every pass: the passes raise warnings as the catalogue says,
     // and --strict only changes what the run makes of them.
     if opts.strict {
@@ -149,10 +154,17 @@ pub fn compile_into(opts: &Options, sink: &mut dyn Sink) -> (Compiled, Option<Di
             agents: b.agents,
             secrets: b.secrets,
             analysis: Some(b.analysis),
+            inputs,
         },
-        _ => {
-            Compiled { artifacts: None, diagnostics: diags.sorted(&sources), sources, agents: 0, secrets: BTreeMap::new(), analysis: None }
-        }
+        _ => Compiled {
+            artifacts: None,
+            diagnostics: diags.sorted(&sources),
+            sources,
+            agents: 0,
+            secrets: BTreeMap::new(),
+            analysis: None,
+            inputs,
+        },
     };
     (compiled, stream.failed)
 }
@@ -164,9 +176,16 @@ pub(crate) struct Built {
     pub analysis: Analysis,
 }
 
-fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>) -> Option<Built> {
+fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>, inputs: &mut Vec<String>) -> Option<Built> {
+    let log = open_log(opts, sources, diags)?;
+    let built = run_logged(opts, &log, sources, diags, stream);
+    *inputs = log.entries().into_iter().filter(|(_, e)| e.role != "image").map(|(name, _)| name).collect();
+    built
+}
+
+fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
-    let (pod, env, log) = read_pod(opts, sources, diags)?;
+    let (pod, env) = read_pod_into(opts, log, sources, diags)?;
     let images = match read_images(opts, &pod) {
         Ok(set) => Arc::new(set),
         Err(ds) => {
@@ -186,15 +205,15 @@ fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream:
         // Absent now; its appearance could change the output.
         log.record(reference, "image", None);
     }
-    let (operator, ds) = crate::skill::operator::read(&pod, &pod_dir, &log, sources);
+    let (operator, ds) = crate::skill::operator::read(&pod, &pod_dir, log, sources);
     diags.extend(ds);
-    let registered = register_all(&pod, &pod_dir, opts, &images, &log, sources);
+    let registered = register_all(&pod, &pod_dir, opts, &images, log, sources);
     let read = log.entries();
     stream.sink.described(crate::lock::described_digest(read.iter().map(|(p, e)| (p.as_str(), e.role, e.sha256.as_deref()))));
-    let described = decode_all(registered, &pod_dir, opts, &log, sources, diags);
+    let described = decode_all(registered, &pod_dir, opts, log, sources, diags);
     let named: BTreeSet<String> = described.iter().filter(|(_, d)| d.descriptor.is_some()).map(|(s, _)| s.clone()).collect();
     diags.extend(crate::image::usage::missing(&pod, &images, &named));
-    let skills = skill_inputs(operator, &pod, &pod_dir, &log, &described, &images, sources);
+    let skills = skill_inputs(operator, &pod, &pod_dir, log, &described, &images, sources);
     diags.extend(crate::project::skills::lint(&pod, &skills, opts.strict, sources));
     if diags.has_errors() {
         return None;
@@ -272,8 +291,19 @@ fn skill_inputs(
 /// Reads and parses the pod and its `.env` (the first pass, up to expanded services),
 /// with the log every later read joins.
 pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env, InputLog)> {
+    let log = open_log(opts, sources, diags)?;
+    let (pod, env) = read_pod_into(opts, &log, sources, diags)?;
+    Some((pod, env, log))
+}
+
+/// The log of the inputs a compile reads, confined to the pod's input root.
+fn open_log(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<InputLog> {
+    Some(InputLog::new(input_root_in(opts, diags, sources)?))
+}
+
+/// [`read_pod`], its reads recorded in `log`.
+fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env)> {
     let pod_dir = pod_dir(&opts.pod);
-    let log = InputLog::new(input_root_in(opts, diags, sources)?);
     let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
     let text = match log.read(&opts.pod, &pod_name, "pod") {
         Ok(t) => t,
@@ -328,7 +358,7 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
     if diags.has_errors() {
         return None;
     }
-    Some((pod, env, log))
+    Some((pod, env))
 }
 
 /// Whether `path` does not exist (an unreadable one is left for the read to report).

@@ -50,6 +50,8 @@ pub(crate) mod secrets;
 pub(crate) mod skill;
 pub(crate) mod source;
 pub(crate) mod sourcemap;
+#[cfg(target_os = "linux")]
+pub(crate) mod watch;
 pub(crate) mod yaml;
 
 pub mod cli;

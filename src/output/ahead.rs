@@ -43,6 +43,8 @@ pub(crate) struct Ahead {
     /// What the compile told of the descriptors it read ([`Ahead::described`]).
     described: Arc<OnceLock<[u8; 32]>>,
     thread: Option<JoinHandle<Option<Read>>>,
+    /// What was read before the compile began ([`Ahead::ready`]).
+    ready: Option<Read>,
 }
 
 /// What was read ahead: what the write would read when it opens `--out`, and the looks
@@ -75,7 +77,13 @@ impl Ahead {
         let described = Arc::new(OnceLock::new());
         let (stopping, told) = (Arc::clone(&stop), Arc::clone(&described));
         let thread = std::thread::Builder::new().name("clawc-ahead".into()).spawn(move || read(&target, &stopping, &told)).ok();
-        Ahead { stop, described, thread }
+        Ahead { stop, described, thread, ready: None }
+    }
+
+    /// What was read before the compile began (see [`super::idle`]), handed to the write as
+    /// a read ahead that has finished.
+    pub(crate) fn ready(read: Read) -> Ahead {
+        Ahead { stop: Arc::default(), described: Arc::default(), thread: None, ready: Some(read) }
     }
 
     /// The digest of the descriptors the compile read (`lock::described_digest`): when it
@@ -88,6 +96,9 @@ impl Ahead {
 
     /// Stops looking and returns what was read, if `--out` could be read ahead at all.
     pub(crate) fn finish(mut self) -> Option<Read> {
+        if let Some(read) = self.ready.take() {
+            return Some(read);
+        }
         self.stop.store(true, Ordering::Relaxed);
         self.thread.take()?.join().ok().flatten()
     }
@@ -102,6 +113,15 @@ impl Drop for Ahead {
             let _ = thread.join();
         }
     }
+}
+
+/// Reads `target` as [`Ahead::start`] does, every service looked at, on this thread, and
+/// gives the `flock` back at the end: for a compile that has not begun (see
+/// [`super::idle`]), which takes the lock again before it uses what was read.
+pub(crate) fn read_unlocked(target: &Target) -> Option<Read> {
+    let read = read(target, &AtomicBool::new(false), &OnceLock::new())?;
+    read.flock.unlock().ok()?;
+    Some(read)
 }
 
 fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> Option<Read> {

@@ -3,6 +3,8 @@
 
 pub(crate) mod ahead;
 pub mod check;
+#[cfg(target_os = "linux")]
+pub mod idle;
 pub(crate) mod known;
 pub(crate) mod memo;
 pub(crate) mod outputs;

@@ -219,6 +219,26 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Starts from what was read of `out` while a watch waited (see [`super::idle`]), if
+    /// nothing under it has changed since; else reads ahead as [`Writer::read_ahead`]
+    /// does. Whether it was used.
+    #[cfg(target_os = "linux")]
+    pub fn read_idle(&mut self, idle: super::idle::Idle) -> bool {
+        if self.open.is_some() || self.ahead.is_some() {
+            return false;
+        }
+        match idle.take() {
+            Some(read) => {
+                self.ahead = Some(Ahead::ready(read));
+                true
+            }
+            None => {
+                self.read_ahead();
+                false
+            }
+        }
+    }
+
     /// Takes the write lock of `out` and reads what the previous compile left there (or
     /// takes what was read ahead).
     fn open(&mut self) -> Result<&mut Open, Diagnostic> {

@@ -1,0 +1,310 @@
+//! Change notices from the kernel (inotify), for `compile --watch`: which of a compile's
+//! inputs changed ([`Inputs`]), and whether anything under `--out` changed since a given
+//! moment ([`Tree`]), so a watch can look at the previous tree while it waits for an edit
+//! rather than after it.
+//!
+//! inotify reports what is done through the paths it watches: a write, a change of mode,
+//! owner, link count or times, a file made, removed or renamed. It does not report a write
+//! through a memory mapping, and a directory's watch does not see a file changed through a
+//! hard link in another directory, so [`Tree`] watches every file as well as every
+//! directory. A queue that overflowed counts as a change.
+
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One inotify instance (non-blocking, closed on exec).
+struct Notices(OwnedFd);
+
+impl Notices {
+    fn new() -> Option<Notices> {
+        inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok().map(Notices)
+    }
+
+    fn add(&self, path: &Path, flags: WatchFlags) -> rustix::io::Result<i32> {
+        inotify::add_watch(&self.0, path, flags | WatchFlags::DONT_FOLLOW)
+    }
+
+    /// Reads every event queued now, handing each to `each` (its watch, what happened and
+    /// the name in a watched directory); `false` when the queue could not be read.
+    fn drain(&self, mut each: impl FnMut(i32, ReadFlags, Option<&[u8]>)) -> bool {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
+        let mut reader = inotify::Reader::new(self.0.as_fd(), &mut buf);
+        loop {
+            match reader.next() {
+                Ok(e) => each(e.wd(), e.events(), e.file_name().map(|n| n.to_bytes()).filter(|n| !n.is_empty())),
+                Err(rustix::io::Errno::AGAIN) => return true,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Waits until an event is queued or `timeout` has passed: whether one is.
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut fds = [rustix::event::PollFd::new(&self.0, rustix::event::PollFlags::IN)];
+        let timeout = rustix::event::Timespec::try_from(timeout).ok();
+        matches!(rustix::event::poll(&mut fds, timeout.as_ref()), Ok(n) if n > 0)
+    }
+}
+
+/// What changes a file or a directory's entries.
+const CHANGES: WatchFlags = WatchFlags::MODIFY
+    .union(WatchFlags::ATTRIB)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::CREATE)
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO);
+
+/// Every directory and file under a tree watched from one moment on: [`Tree::quiet`] says
+/// whether anything there has changed since (reading and `lstat` do not count).
+pub(crate) struct Tree(Notices);
+
+impl Tree {
+    /// Watches `root` and everything under it, not following symlinks (a symlink is
+    /// watched as its directory's entry). Each directory is watched before its entries are
+    /// listed, so an entry made while the tree is being watched is seen either way. `None`
+    /// when the tree cannot be watched whole: an entry that cannot be read, or more than
+    /// `most` watches (the user's inotify watches are shared with every other program).
+    pub(crate) fn new(root: &Path, most: usize) -> Option<Tree> {
+        let notices = Notices::new()?;
+        let mut dirs = vec![root.to_path_buf()];
+        let mut watches = 0usize;
+        while let Some(dir) = dirs.pop() {
+            watches += 1;
+            if watches > most {
+                return None;
+            }
+            notices.add(&dir, CHANGES | WatchFlags::ONLYDIR).ok()?;
+            for entry in std::fs::read_dir(&dir).ok()? {
+                let entry = entry.ok()?;
+                let kind = entry.file_type().ok()?;
+                if kind.is_dir() {
+                    dirs.push(entry.path());
+                } else if kind.is_file() {
+                    watches += 1;
+                    if watches > most {
+                        return None;
+                    }
+                    notices.add(&entry.path(), CHANGES).ok()?;
+                }
+            }
+        }
+        Some(Tree(notices))
+    }
+
+    /// Whether nothing under the tree has changed since it was watched (no event, and the
+    /// queue did not overflow).
+    pub(crate) fn quiet(&self) -> bool {
+        let mut events = 0usize;
+        self.0.drain(|_, _, _| events += 1) && events == 0
+    }
+}
+
+/// How many watches a [`Tree`] may take: half the user's inotify limit, so other programs
+/// watching files keep room.
+pub(crate) fn tree_budget() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok().and_then(|s| s.trim().parse::<usize>().ok()).unwrap_or(8192) / 2
+}
+
+/// What a [`Inputs::wait`] ended with.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// An input changed (and then nothing more for a moment).
+    Changed(PathBuf),
+    /// The stop flag was set (a signal).
+    Stopped,
+    /// The inputs could not be watched or read.
+    Failed,
+}
+
+/// Names in watched directories: each input is watched through the nearest directory
+/// that exists on its way, by the name of the next step to it, so a file replaced by
+/// rename (as editors save), made or removed is seen as well as one written in place.
+pub(crate) struct Inputs {
+    notices: Notices,
+    /// Each watch's directory and the names in it that matter (`None`: any name, for an
+    /// input that is itself a directory).
+    names: HashMap<i32, (PathBuf, Option<Vec<OsString>>)>,
+}
+
+impl Inputs {
+    /// Watches `paths` (absolute). `None` when no inotify instance could be made.
+    pub(crate) fn new(paths: impl IntoIterator<Item = PathBuf>) -> Option<Inputs> {
+        let mut watch = Inputs { notices: Notices::new()?, names: HashMap::new() };
+        for path in paths {
+            watch.add(&path);
+        }
+        Some(watch)
+    }
+
+    fn add(&mut self, path: &Path) {
+        if path.is_dir() {
+            if let Ok(wd) = self.notices.add(path, CHANGES | WatchFlags::ONLYDIR) {
+                self.names.insert(wd, (path.to_path_buf(), None));
+            }
+            return;
+        }
+        let mut step = path;
+        while let Some(dir) = step.parent() {
+            let Some(name) = step.file_name() else { return };
+            if let Ok(wd) = self.notices.add(dir, CHANGES | WatchFlags::ONLYDIR) {
+                let (_, names) = self.names.entry(wd).or_insert_with(|| (dir.to_path_buf(), Some(Vec::new())));
+                if let Some(names) = names
+                    && !names.iter().any(|n| n == name)
+                {
+                    names.push(name.to_os_string());
+                }
+                return;
+            }
+            step = dir;
+        }
+    }
+
+    /// Blocks until a watched input changes, then until nothing more has for `settle` (an
+    /// editor's save is several steps; at most a second more), or until `stop` is set.
+    pub(crate) fn wait(&self, stop: &AtomicBool, settle: Duration) -> Waited {
+        let changed = loop {
+            if stop.load(Ordering::SeqCst) {
+                return Waited::Stopped;
+            }
+            if !self.notices.wait(Duration::from_millis(100)) {
+                continue;
+            }
+            match self.changed() {
+                Some(Some(path)) => break path,
+                Some(None) => {}
+                None => return Waited::Failed,
+            }
+        };
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until && self.notices.wait(settle) {
+            if self.changed().is_none() {
+                return Waited::Failed;
+            }
+        }
+        if stop.load(Ordering::SeqCst) { Waited::Stopped } else { Waited::Changed(changed) }
+    }
+
+    /// The first watched input among the events queued now (`Some(None)`: none of them
+    /// is); `None` when the queue could not be read.
+    fn changed(&self) -> Option<Option<PathBuf>> {
+        let mut first = None;
+        let read = self.notices.drain(|wd, what, name| {
+            if first.is_some() {
+                return;
+            }
+            let Some((dir, names)) = self.names.get(&wd) else {
+                // An overflowed queue names no watch: anything may have changed.
+                if what.contains(ReadFlags::QUEUE_OVERFLOW) {
+                    first = Some(PathBuf::new());
+                }
+                return;
+            };
+            let gone = what.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::IGNORED);
+            match (name, names) {
+                (_, None) => first = Some(dir.clone()),
+                (Some(n), Some(names)) if names.iter().any(|w| w.as_bytes() == n) => first = Some(dir.join(std::ffi::OsStr::from_bytes(n))),
+                (None, Some(_)) if gone => first = Some(dir.clone()),
+                _ => {}
+            }
+        });
+        read.then_some(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn a_tree_is_quiet_until_a_file_or_directory_in_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        fs::create_dir_all(root.join("context/a")).unwrap();
+        fs::write(root.join("context/a/tools.json"), "{}").unwrap();
+        fs::write(root.join("clawc.lock"), "{}").unwrap();
+        let changes: [(&str, &dyn Fn(&Path)); 5] = [
+            ("a file written in place", &|r| fs::write(r.join("context/a/tools.json"), "{\"x\":1}").unwrap()),
+            ("a file's mode", &|r| {
+                use std::os::unix::fs::PermissionsExt;
+                fs::set_permissions(r.join("clawc.lock"), fs::Permissions::from_mode(0o600)).unwrap();
+            }),
+            ("a file made", &|r| fs::write(r.join("context/a/new.json"), "").unwrap()),
+            ("a file removed", &|r| fs::remove_file(r.join("context/a/tools.json")).unwrap()),
+            ("a directory renamed", &|r| fs::rename(r.join("context/a"), r.join("context/b")).unwrap()),
+        ];
+        for (what, change) in changes {
+            let _ = fs::remove_dir_all(&root);
+            fs::create_dir_all(root.join("context/a")).unwrap();
+            fs::write(root.join("context/a/tools.json"), "{}").unwrap();
+            fs::write(root.join("clawc.lock"), "{}").unwrap();
+            let tree = Tree::new(&root, 100).expect("watched");
+            // Reading and looking are not changes.
+            let _ = fs::read(root.join("clawc.lock")).unwrap();
+            let _ = fs::symlink_metadata(root.join("context/a/tools.json")).unwrap();
+            assert!(tree.quiet(), "{what}: quiet before");
+            change(&root);
+            assert!(!tree.quiet(), "{what}: seen");
+        }
+    }
+
+    #[test]
+    fn a_write_through_a_hard_link_made_after_the_watch_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("tools.json"), "{}").unwrap();
+        let other = dir.path().join("elsewhere");
+        fs::hard_link(root.join("tools.json"), &other).unwrap();
+        let tree = Tree::new(&root, 100).unwrap();
+        fs::write(&other, "forged").unwrap();
+        assert!(!tree.quiet(), "a file is watched by itself, not only through its directory");
+    }
+
+    #[test]
+    fn a_tree_bigger_than_its_budget_is_not_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            fs::write(dir.path().join(format!("{i}")), "").unwrap();
+        }
+        assert!(Tree::new(dir.path(), 6).is_some(), "the root and five files");
+        assert!(Tree::new(dir.path(), 5).is_none());
+        assert!(Tree::new(&dir.path().join("missing"), 100).is_none());
+    }
+
+    #[test]
+    fn an_input_is_seen_when_written_replaced_or_made_and_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let pod = dir.path().join("claw-pod.yml");
+        let missing = dir.path().join("not/yet/.claw-describe.json");
+        fs::write(&pod, "a").unwrap();
+        fs::write(dir.path().join("other"), "a").unwrap();
+        let stop = AtomicBool::new(false);
+        let settle = Duration::from_millis(20);
+        let watch = Inputs::new([pod.clone(), missing.clone()]).unwrap();
+        fs::write(dir.path().join("other"), "b").unwrap();
+        assert!(watch.changed() == Some(None), "a file beside an input is not one");
+        fs::write(&pod, "b").unwrap();
+        assert_eq!(watch.wait(&stop, settle), Waited::Changed(pod.clone()));
+        // Replaced by rename, as editors save.
+        fs::write(dir.path().join(".claw-pod.yml.swp"), "c").unwrap();
+        fs::rename(dir.path().join(".claw-pod.yml.swp"), &pod).unwrap();
+        assert_eq!(watch.wait(&stop, settle), Waited::Changed(pod.clone()));
+        // An input looked for and missing: its first missing directory is the name.
+        fs::create_dir(dir.path().join("not")).unwrap();
+        assert_eq!(watch.wait(&stop, settle), Waited::Changed(dir.path().join("not")));
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(watch.wait(&stop, settle), Waited::Stopped);
+    }
+}
