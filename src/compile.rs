@@ -176,7 +176,13 @@ pub(crate) struct Built {
     pub analysis: Analysis,
 }
 
-fn run(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>, inputs: &mut Vec<String>) -> Option<Built> {
+fn run(
+    opts: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    stream: &mut Stream<'_>,
+    inputs: &mut Vec<String>,
+) -> Option<Built> {
     let log = open_log(opts, sources, diags)?;
     let built = run_logged(opts, &log, sources, diags, stream);
     *inputs = log.entries().into_iter().filter(|(_, e)| e.role != "image").map(|(name, _)| name).collect();

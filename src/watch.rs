@@ -38,7 +38,7 @@ impl Notices {
         let mut reader = inotify::Reader::new(self.0.as_fd(), &mut buf);
         loop {
             match reader.next() {
-                Ok(e) => each(e.wd(), e.events(), e.file_name().map(|n| n.to_bytes()).filter(|n| !n.is_empty())),
+                Ok(e) => each(e.wd(), e.events(), e.file_name().map(std::ffi::CStr::to_bytes).filter(|n| !n.is_empty())),
                 Err(rustix::io::Errno::AGAIN) => return true,
                 Err(rustix::io::Errno::INTR) => {}
                 Err(_) => return false,
@@ -234,7 +234,8 @@ mod tests {
         fs::create_dir_all(root.join("context/a")).unwrap();
         fs::write(root.join("context/a/tools.json"), "{}").unwrap();
         fs::write(root.join("clawc.lock"), "{}").unwrap();
-        let changes: [(&str, &dyn Fn(&Path)); 5] = [
+        type Change<'a> = (&'a str, &'a dyn Fn(&Path));
+        let changes: [Change<'_>; 5] = [
             ("a file written in place", &|r| fs::write(r.join("context/a/tools.json"), "{\"x\":1}").unwrap()),
             ("a file's mode", &|r| {
                 use std::os::unix::fs::PermissionsExt;

@@ -3,6 +3,7 @@
 use super::Format;
 use super::check::{Answer, DiffMode};
 use super::inputs::{PodArgs, StrictArg, options};
+use super::watch::Idle;
 use crate::Options;
 use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
@@ -42,6 +43,11 @@ pub struct CompileArgs {
     /// With --check: how much of each difference to show
     #[arg(long, value_enum, default_value_t = DiffMode::Full, requires = "check")]
     diff: DiffMode,
+    /// Compile, then compile again whenever an input changes (the pod, its .env and
+    /// includes, descriptors, snapshots, skills, clawc.toml), until Ctrl-C; exits with the
+    /// last compile's code. Linux only
+    #[arg(long, conflicts_with = "check")]
+    watch: bool,
     #[command(flatten)]
     strict: StrictArg,
 }
@@ -66,6 +72,29 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     if !args.check {
         crate::output::write::watch_signals();
     }
+    if args.watch {
+        return super::watch::run(args.format, |idle| once(&args, idle));
+    }
+    once(&args, None).code
+}
+
+/// What one compile of a `--watch` (or the only one) leaves: its exit code, the input
+/// files to watch for the next, and the tree it wrote, read while the watch waits.
+pub(super) struct Once {
+    pub code: i32,
+    pub inputs: Vec<PathBuf>,
+    pub idle: Option<Idle>,
+}
+
+/// One `clawc compile`, starting from `idle` (what a watch read of `--out` since the last
+/// compile) when it is given.
+fn once(args: &CompileArgs, idle: Option<Idle>) -> Once {
+    let pod_dir = crate::compile::pod_dir(&args.pod);
+    // Whatever happens, the pod and the settings it names are inputs to watch.
+    let mut inputs = vec![args.pod.clone()];
+    inputs.extend(args.input.env_file.iter().cloned());
+    inputs.extend(args.input.config.iter().cloned());
+    let failed = |code: i32, inputs: Vec<PathBuf>| Once { code, inputs, idle: None };
     let secrets = match args.secrets {
         Some(Secrets::Inline) => SecretMode::Inline,
         _ => SecretMode::Redact,
@@ -74,7 +103,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         Ok(s) => s,
         Err(r) if args.check && args.format == Format::Json => {
             super::check::print(&[], args.diff, "", args.format, json_values(&r.diagnostics, &r.sources), Answer::Compile, r.code);
-            return r.code;
+            return failed(r.code, inputs);
         }
         Err(r) => {
             r.print(args.format);
@@ -86,9 +115,12 @@ pub(super) fn run(args: CompileArgs) -> i32 {
                     serde_json::json!({ "summary": { "status": "failed", "exit_code": r.code, "errors": r.diagnostics.len(), "warnings": 0, "agents": 0 } })
                 );
             }
-            return r.code;
+            // The settings files looked for (the one at fault among them).
+            inputs.extend(settings_files(&pod_dir, None));
+            return failed(r.code, inputs);
         }
     };
+    inputs.extend(settings_files(&pod_dir, Some(&settings)));
     let out = settings.out.value.clone().unwrap_or_else(|| {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
@@ -104,8 +136,8 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         if let Some(c) = &committed {
             recorded_images(&mut settings, &mut opts, &c.lock);
         }
-        if let Some(code) = committed.and_then(|c| check_from_lock(c, &args, &settings, &opts, &out)) {
-            return code;
+        if let Some(code) = committed.and_then(|c| check_from_lock(c, args, &settings, &opts, &out)) {
+            return failed(code, inputs);
         }
     }
     let records = (opts.check_records.as_deref(), &untrusted[..]);
@@ -123,39 +155,68 @@ pub(super) fn run(args: CompileArgs) -> i32 {
             } else {
                 summary(args.format, "failed", compiled.exit_code(), None, &compiled);
             }
-            return compiled.exit_code();
+            return failed(compiled.exit_code(), inputs);
         }
         let found = match refused {
             Some(d) => Err(d),
             None => drift.finish(&compiled.secrets),
         };
-        return check(&args, &settings, found, &compiled);
+        return failed(check(args, &settings, found, &compiled), inputs);
     }
     // The tree is written as it is compiled, a batch of agent services at a time, so the
     // compile never holds it whole; nothing in `out` changes before the commit, after the
     // last batch, and a compile that fails removes what it staged.
     let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
-    let mut writer = Writer::new(&out, write, secrets == SecretMode::Redact);
-    // With a core to spare, what the previous compile left is read while the inputs are.
-    if crate::jobs::threads(opts.jobs) > 1 {
-        writer.read_ahead();
+    let redacted = secrets == SecretMode::Redact;
+    let mut writer = Writer::new(&out, write, redacted);
+    match idle {
+        // What a watch read while it waited, if nothing under `out` changed since.
+        #[cfg(target_os = "linux")]
+        Some(idle) => {
+            writer.read_idle(idle);
+        }
+        // With a core to spare, what the previous compile left is read while the inputs are.
+        None if crate::jobs::threads(opts.jobs) > 1 => writer.read_ahead(),
+        None => {}
     }
     let (compiled, refused) = crate::compile::compile_into(&opts, &mut writer);
+    inputs.extend(compiled.inputs.iter().map(|name| crate::source::fs::normalize(&pod_dir.join(name))));
+    inputs.extend(opts.descriptors.values().cloned());
     super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
     if compiled.diagnostics.has_errors() {
         drop(writer);
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
-        return compiled.exit_code();
+        return failed(compiled.exit_code(), inputs);
     }
     let written = match refused {
         Some(d) => Err(d),
         None => writer.finish(&compiled.secrets),
     };
-    let code = report_write(written, &args, &settings, &compiled, &out);
-    // The process ends next: the resolved pod, registry and plans are left to the exit
-    // rather than freed piece by piece (2–3 ms at 3,000 agent ids).
-    std::mem::forget(compiled);
-    code
+    let code = report_write(written, args, &settings, &compiled, &out);
+    if !args.watch {
+        // The process ends next: the resolved pod, registry and plans are left to the exit
+        // rather than freed piece by piece (2–3 ms at 3,000 agent ids).
+        std::mem::forget(compiled);
+        return failed(code, inputs);
+    }
+    drop(compiled);
+    // The tree just written, read while the watch waits for an edit.
+    #[cfg(target_os = "linux")]
+    let idle = if code == 0 { Idle::prepare(&out, &write, redacted) } else { None };
+    #[cfg(not(target_os = "linux"))]
+    let idle = None;
+    Once { code, inputs, idle }
+}
+
+/// The settings files a run reads or looks for: the `clawc.toml` found, else one in each
+/// directory from the pod's up to where the search stops.
+fn settings_files(pod_dir: &Path, settings: Option<&config::Effective>) -> Vec<PathBuf> {
+    let Some(settings) = settings else { return vec![pod_dir.join("clawc.toml")] };
+    if let Some(file) = &settings.file {
+        return vec![crate::source::fs::normalize(&pod_dir.join(&file.name))];
+    }
+    let Some((from, root)) = &settings.searched else { return Vec::new() };
+    from.ancestors().take_while(|d| d.starts_with(root)).map(|d| d.join("clawc.toml")).collect()
 }
 
 /// Prints what the write did (or why it did not) and returns the exit code.

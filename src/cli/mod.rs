@@ -11,6 +11,7 @@ mod inputs;
 mod merge;
 mod report;
 mod skill;
+mod watch;
 mod who_can;
 
 use clap::{Args, FromArgMatches, Subcommand, ValueEnum};

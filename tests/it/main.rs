@@ -25,4 +25,5 @@ mod reuse;
 mod robustness;
 mod schemas;
 mod skill;
+mod watch;
 mod write;

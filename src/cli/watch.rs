@@ -1,0 +1,93 @@
+//! `clawc compile --watch`: compile, wait for one of the compile's inputs to change, and
+//! compile again, until SIGINT, SIGTERM or SIGHUP (a compile under way is finished or
+//! rolled back first, as without `--watch`).
+//!
+//! The inputs are the files the last compile read or looked for and found missing (the
+//! lock's `inputs`, less images), the pod, its `.env` and the settings files: each is
+//! watched through its directory, so a file an editor replaces by rename, or one made
+//! where a compile looked for it, counts. An input changed while the compile ran (stamped
+//! at or after it began) starts the next compile at once. While it waits, the watch reads
+//! the tree it wrote (see [`crate::output::idle`]), so the next compile does not look at
+//! every file again. Images are not watched: a rebuilt image is compiled on the next edit.
+
+use super::Format;
+use super::compile::Once;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+#[cfg(target_os = "linux")]
+pub(super) use crate::output::idle::Idle;
+
+/// No watch here: nothing is read while idle.
+#[cfg(not(target_os = "linux"))]
+pub(super) enum Idle {}
+
+/// How long a change must be followed by no other before the compile starts: an editor's
+/// save is a few steps (a temporary file written, renamed over the old one).
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// Runs `once` (one compile, from what was read while idle) until a signal; the last
+/// compile's exit code, or 3 when the inputs cannot be watched.
+#[cfg(target_os = "linux")]
+pub(super) fn run(format: Format, mut once: impl FnMut(Option<Idle>) -> Once) -> i32 {
+    use crate::watch::{Inputs, Waited};
+    let stop = crate::output::write::watch_signals();
+    let mut idle = None;
+    loop {
+        let begun = crate::disk::now();
+        let Once { code, inputs, idle: read } = once(idle.take());
+        if stop.load(Ordering::SeqCst) {
+            return code;
+        }
+        let inputs = distinct(inputs);
+        let Some(watch) = Inputs::new(inputs.iter().cloned()) else {
+            eprintln!("error: --watch: the inputs cannot be watched (inotify: no instance could be made)");
+            return 3;
+        };
+        // Changed after the compile read it and before it was watched.
+        let changed = inputs.iter().find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(begun)));
+        let waited = match changed {
+            Some(path) => Waited::Changed(path.clone()),
+            None => {
+                note(format, &format!("watching {} input file{} for changes (Ctrl-C stops)", inputs.len(), plural(inputs.len())));
+                watch.wait(&stop, SETTLE)
+            }
+        };
+        match waited {
+            Waited::Changed(path) => {
+                note(format, &format!("changed: {}; compiling again", path.display()));
+                idle = read;
+            }
+            Waited::Stopped => return code,
+            Waited::Failed => {
+                eprintln!("error: --watch: the change notices could not be read");
+                return 3;
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn run(_: Format, _: impl FnMut(Option<Idle>) -> Once) -> i32 {
+    eprintln!("error: --watch needs Linux (inotify)");
+    2
+}
+
+/// `paths` without repeats, in order.
+fn distinct(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths.into_iter().map(|p| std::path::absolute(&p).unwrap_or(p)).filter(|p| seen.insert(p.clone())).collect()
+}
+
+/// A line for the person watching (stderr; nothing with `--format json`, whose stdout is
+/// one summary per compile).
+fn note(format: Format, line: &str) {
+    if format == Format::Human {
+        eprintln!("{line}");
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
