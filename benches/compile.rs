@@ -96,6 +96,14 @@ fn main() {
         println!("generated {} agent ids in {}", 30 * scale * COUNT, dir.display());
         return;
     }
+    if args.iter().any(|a| a == "--edits") {
+        // `--bench --edits`: only the in-process edit lines (a long-lived compiler, a watch).
+        let (fresh, edit) = warm_edits(300, 7, 15);
+        println!("in one process, 3000 agent ids: fresh {fresh:.1} ms, edit {edit:.1} ms ({:.2} of fresh)", edit / fresh);
+        let (fresh, edit) = watch_edits(300, 7, 15);
+        println!("in a watch, 3000 agent ids: fresh {fresh:.1} ms, edit {edit:.1} ms ({:.2} of fresh)", edit / fresh);
+        return;
+    }
     if args.iter().any(|a| a == "--list") {
         return; // `cargo bench -- --list` (no libtest here)
     }
@@ -111,6 +119,8 @@ fn main() {
         println!("bench smoke test: one of 3 agent services edited, {} files written in {:.1} ms", e.written, e.edit);
         let (_, edit) = warm_edits(3, 1, 1);
         println!("bench smoke test: the same edit in one process, {edit:.1} ms");
+        let (_, edit) = watch_edits(3, 1, 1);
+        println!("bench smoke test: the same edit in a watch, {edit:.1} ms");
         return;
     }
     if let Some(bin) = std::env::var_os("CLAWC_BIN") {
@@ -131,6 +141,11 @@ fn main() {
     let (fresh, edit) = warm_edits(300, 7, 15);
     println!(
         "in one process (a long-lived compiler's floor), 3000 agent ids: fresh {fresh:.1} ms, one agent service's grant narrowed or put back {edit:.1} ms ({:.2} of fresh)",
+        edit / fresh
+    );
+    let (fresh, edit) = watch_edits(300, 7, 15);
+    println!(
+        "in a watch (compile --watch: the tree read while idle), 3000 agent ids: fresh {fresh:.1} ms, one agent service's grant narrowed or put back {edit:.1} ms ({:.2} of fresh)",
         edit / fresh
     );
     let small = scratch();
@@ -375,4 +390,42 @@ fn peak_kib(child: std::process::Child) -> i64 {
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "clawc compile failed");
     usage.ru_maxrss
+}
+
+/// The one-agent edit of [`warm_edits`] as `clawc compile --watch` runs it: after each
+/// compile the tree is watched and read while idle ([`clawc::output::idle::Idle`]), the
+/// descriptors each compile decoded are kept for the next ([`clawc::Decoded`]), and only
+/// the compile after the edit is timed. Medians (ms) of `rounds` fresh compiles in
+/// this process and of `2 × rounds` edits.
+fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
+    let EditPod { pod: _pod, cache, path, original, edited } = EditPod::new(services, agent);
+    let fresh_opts = clawc::Options { pod: path.clone(), check_records: Some(cache.path().to_path_buf()), ..Default::default() };
+    // The descriptors each compile decoded, kept for the next, as the watch keeps them.
+    let opts = clawc::Options { decoded: clawc::Decoded::kept(), ..fresh_opts.clone() };
+    let write = || clawc::output::write::WriteOptions { records: Some(cache.path()), ..Default::default() };
+    let out = scratch();
+    let mut fresh = Vec::new();
+    for _ in 0..rounds {
+        let start = Instant::now();
+        written(&fresh_opts, scratch().path(), write(), true);
+        fresh.push(start.elapsed());
+    }
+    written(&opts, out.path(), write(), true);
+    let mut edit = Vec::new();
+    for pod_text in std::iter::repeat_n([&edited, &original], rounds).flatten() {
+        // Past the record's clock tick, as a person's next edit is.
+        std::thread::sleep(Duration::from_millis(20));
+        let idle = clawc::output::idle::Idle::prepare(out.path(), &write(), true).expect("the tree is read while idle");
+        std::fs::write(&path, pod_text).unwrap();
+        let start = Instant::now();
+        let mut writer = clawc::output::write::Writer::new(out.path(), write(), true);
+        assert!(writer.read_idle(idle), "nothing changed under --out");
+        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
+        assert!(compiled.exit_code() == 0 && failed.is_none(), "bench pod failed: {:?}", compiled.diagnostics.0.first());
+        let summary = writer.finish(&compiled.secrets).unwrap();
+        edit.push(start.elapsed());
+        assert!(summary.reused + 1 >= services, "an edit of agent-{agent} renders it alone: {}", summary.reused);
+    }
+    std::fs::write(&path, &original).unwrap();
+    (median_ms(fresh), median_ms(edit))
 }

@@ -68,6 +68,10 @@ pub struct Options {
     /// Where `--check` keeps its stat records (`None`: it hashes every file; see
     /// `output::record`): `<user cache>/check/v1` unless `--no-cache`.
     pub check_records: Option<PathBuf>,
+    /// Descriptors an earlier compile in this process decoded, by their text
+    /// ([`Decoded::kept`](crate::describe::Decoded::kept), as `compile --watch` keeps them); the
+    /// default keeps none.
+    pub decoded: crate::describe::Decoded,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -550,11 +554,14 @@ fn decode_all(
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
     let skills = crate::source::Skills { pod_dir, log };
+    opts.decoded.begin();
     // Runs of about the same bytes to decode (agents, which have none, sort before the
     // tool services in most pods). Below 64 KiB one thread decodes faster than two start.
     let weight = |(_, _, r): &(_, _, describe::service::Registered)| r.weight(sources);
     let runs = crate::jobs::map_weighted(&registered, crate::jobs::threads(opts.jobs), 64 << 10, weight, |_, run| {
-        run.iter().map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources)).collect::<Vec<_>>()
+        run.iter()
+            .map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources, &opts.decoded))
+            .collect::<Vec<_>>()
     });
     let mut out = BTreeMap::new();
     for ((name, _, _), (described, ds)) in registered.iter().zip(runs.into_iter().flatten()) {

@@ -57,3 +57,4 @@ pub(crate) mod yaml;
 pub mod cli;
 
 pub use compile::{Compiled, Options, compile, compile_into};
+pub use describe::Decoded;

@@ -73,9 +73,11 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         crate::output::write::watch_signals();
     }
     if args.watch {
-        return super::watch::run(args.format, |idle| once(&args, idle));
+        // Descriptors decoded by one compile are kept for the next.
+        let decoded = crate::Decoded::kept();
+        return super::watch::run(args.format, |idle| once(&args, idle, &decoded));
     }
-    once(&args, None).code
+    once(&args, None, &crate::Decoded::default()).code
 }
 
 /// What one compile of a `--watch` (or the only one) leaves: its exit code, the input
@@ -87,8 +89,8 @@ pub(super) struct Once {
 }
 
 /// One `clawc compile`, starting from `idle` (what a watch read of `--out` since the last
-/// compile) when it is given.
-fn once(args: &CompileArgs, idle: Option<Idle>) -> Once {
+/// compile) when it is given, and from what `decoded` kept of an earlier compile.
+fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Once {
     let pod_dir = crate::compile::pod_dir(&args.pod);
     // Whatever happens, the pod and the settings it names are inputs to watch.
     let mut inputs = vec![args.pod.clone()];
@@ -125,6 +127,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>) -> Once {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
     let mut opts = options(&args.pod, &settings, secrets);
+    opts.decoded = decoded.clone();
     // The settings were looked for from the pod's directory: their repository is the pod's.
     opts.repository = Some(settings.repository.clone());
     // Never a stat record in the repository under review (its author would write it).

@@ -4,6 +4,7 @@
 mod decode;
 pub(crate) mod diags;
 pub(crate) mod json_span;
+mod kept;
 pub(crate) mod merge;
 pub(crate) mod schema;
 pub(crate) mod service;
@@ -11,6 +12,7 @@ pub(crate) mod snapshot;
 pub(crate) mod tool_name;
 
 pub(crate) use decode::{decode, field, loose_string};
+pub use kept::Decoded;
 pub(crate) use service::{Described, RunnerFact, ServiceDescriptor};
 pub(crate) use tool_name::ToolName;
 

@@ -76,7 +76,7 @@ pub(crate) fn describe(
     diags: &mut Diagnostics,
 ) -> Described {
     let registered = register(service, input, sources);
-    let (described, ds) = decode_registered(service, &registered, skills, sources);
+    let (described, ds) = decode_registered(service, &registered, skills, sources, &super::Decoded::default());
     diags.extend(ds);
     described
 }
@@ -130,15 +130,17 @@ pub(crate) fn register(service: &Declared, input: Input, sources: &mut SourceMap
 /// Decodes what [`register`] added for `service`, merges a snapshot's tools into the
 /// descriptor's and reads its skill. Problems come back in the order they are found; a
 /// descriptor with an error is left out.
+/// What an earlier compile decoded of the same texts is taken from `kept`.
 pub(crate) fn decode_registered(
     service: &Declared,
     registered: &Registered,
     skills: &source::Skills,
     sources: &SourceMap,
+    kept: &super::Decoded,
 ) -> (Described, Vec<Diagnostic>) {
     let mut diags = Diagnostics::default();
     let descriptor = match &registered.texts {
-        Ok(Some(texts)) => descriptor(service, texts, skills, sources, &mut diags),
+        Ok(Some(texts)) => descriptor(service, texts, skills, sources, kept, &mut diags),
         Ok(None) => None,
         Err(ds) => {
             diags.extend(ds.iter().map(|d| if d.loc.is_none() { d.clone().at(service.loc) } else { d.clone() }));
@@ -153,6 +155,7 @@ fn descriptor(
     texts: &Texts,
     skills: &source::Skills,
     sources: &SourceMap,
+    kept: &super::Decoded,
     diags: &mut Diagnostics,
 ) -> Option<ServiceDescriptor> {
     let Texts { kind, warnings, descriptor, snapshot, skill_root } = texts;
@@ -162,11 +165,11 @@ fn descriptor(
     let converted = |diags: &mut Diagnostics| {
         let (_, file, ds) = snapshot.as_ref()?;
         diags.extend(ds.iter().cloned());
-        file.and_then(|f| decoded(f, sources, diags))
+        file.and_then(|f| decoded(f, sources, kept, diags))
     };
     let (file, descriptor) = match *descriptor {
         Some(file) => {
-            let d = decoded(file, sources, diags).map(|(_, d)| d);
+            let d = decoded(file, sources, kept, diags).map(|(_, d)| d);
             let d = match snapshot_name {
                 Some(_) => d
                     .zip(converted(diags))
@@ -181,9 +184,10 @@ fn descriptor(
     Some(ServiceDescriptor { descriptor, file, origin: *kind, image: skill_root.image(), snapshot: snapshot_name, skill })
 }
 
-/// Decodes a text already in the source map.
-fn decoded(file: FileId, sources: &SourceMap, diags: &mut Diagnostics) -> Option<(FileId, Descriptor)> {
-    let (d, ds) = decode(file, sources.get(file));
+/// Decodes a text already in the source map (or takes what an earlier compile did).
+fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Descriptor)> {
+    let src = sources.get(file);
+    let (d, ds) = kept.get_or(file, src, || decode(file, src));
     diags.extend(ds);
     d.map(|d| (file, d))
 }
