@@ -4,10 +4,11 @@
 //! rather than after it.
 //!
 //! inotify reports what is done through the paths it watches: a write, a change of mode,
-//! owner, link count or times, a file made, removed or renamed. It does not report a write
-//! through a memory mapping, and a directory's watch does not see a file changed through a
-//! hard link in another directory, so [`Tree`] watches every file as well as every
-//! directory. A queue that overflowed counts as a change.
+//! owner, link count or times, a file made, removed or renamed. A directory's watch does
+//! not see a file changed through a hard link in another directory, and no watch sees a
+//! write through a shared memory mapping, so [`Tree`] watches every file as well as every
+//! directory, and counts a file's being opened at all as a change (a mapping is made from
+//! an open file). A queue that overflowed counts as a change.
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use std::collections::HashMap;
@@ -72,10 +73,11 @@ pub(crate) struct Tree(Notices);
 impl Tree {
     /// Watches `root` and everything under it, not following symlinks (a symlink is
     /// watched as its directory's entry). Each directory is watched before its entries are
-    /// listed, so an entry made while the tree is being watched is seen either way. `None`
-    /// when the tree cannot be watched whole: an entry that cannot be read, or more than
-    /// `most` watches (the user's inotify watches are shared with every other program).
-    pub(crate) fn new(root: &Path, most: usize) -> Option<Tree> {
+    /// listed, so an entry made while the tree is being watched is seen either way. A
+    /// file's being opened counts, but for `read`'s (a file the watcher itself reads).
+    /// `None` when the tree cannot be watched whole: an entry that cannot be read, or more
+    /// than `most` watches (the user's inotify watches are shared with every other program).
+    pub(crate) fn new(root: &Path, most: usize, read: &Path) -> Option<Tree> {
         let notices = Notices::new()?;
         let mut dirs = vec![root.to_path_buf()];
         let mut watches = 0usize;
@@ -95,7 +97,9 @@ impl Tree {
                     if watches > most {
                         return None;
                     }
-                    notices.add(&entry.path(), CHANGES).ok()?;
+                    let path = entry.path();
+                    let opened = if path == read { WatchFlags::empty() } else { WatchFlags::OPEN };
+                    notices.add(&path, CHANGES | opened).ok()?;
                 }
             }
         }
@@ -250,10 +254,11 @@ mod tests {
             fs::create_dir_all(root.join("context/a")).unwrap();
             fs::write(root.join("context/a/tools.json"), "{}").unwrap();
             fs::write(root.join("clawc.lock"), "{}").unwrap();
-            let tree = Tree::new(&root, 100).expect("watched");
-            // Reading and looking are not changes.
+            let tree = Tree::new(&root, 100, &root.join("clawc.lock")).expect("watched");
+            // Looking, listing and reading the file named as the watcher's own are not changes.
             let _ = fs::read(root.join("clawc.lock")).unwrap();
             let _ = fs::symlink_metadata(root.join("context/a/tools.json")).unwrap();
+            let _ = fs::read_dir(root.join("context/a")).unwrap().count();
             assert!(tree.quiet(), "{what}: quiet before");
             change(&root);
             assert!(!tree.quiet(), "{what}: seen");
@@ -268,9 +273,27 @@ mod tests {
         fs::write(root.join("tools.json"), "{}").unwrap();
         let other = dir.path().join("elsewhere");
         fs::hard_link(root.join("tools.json"), &other).unwrap();
-        let tree = Tree::new(&root, 100).unwrap();
+        let tree = Tree::new(&root, 100, &root.join("clawc.lock")).unwrap();
         fs::write(&other, "forged").unwrap();
         assert!(!tree.quiet(), "a file is watched by itself, not only through its directory");
+    }
+
+    /// A write through a shared mapping is not reported by every kernel; the mapping needs
+    /// the file opened, which is.
+    #[test]
+    fn a_file_opened_at_all_counts_as_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("tools.json"), "{}").unwrap();
+        let tree = Tree::new(&root, 100, &root.join("clawc.lock")).unwrap();
+        let file = fs::OpenOptions::new().read(true).write(true).open(root.join("tools.json")).unwrap();
+        assert!(!tree.quiet(), "opened");
+        drop(file);
+        let tree = Tree::new(&root, 100, &root.join("clawc.lock")).unwrap();
+        assert!(tree.quiet(), "a new watch starts quiet");
+        let _ = fs::read(root.join("tools.json")).unwrap();
+        assert!(!tree.quiet(), "opened to read");
     }
 
     #[test]
@@ -279,9 +302,10 @@ mod tests {
         for i in 0..5 {
             fs::write(dir.path().join(format!("{i}")), "").unwrap();
         }
-        assert!(Tree::new(dir.path(), 6).is_some(), "the root and five files");
-        assert!(Tree::new(dir.path(), 5).is_none());
-        assert!(Tree::new(&dir.path().join("missing"), 100).is_none());
+        let none = Path::new("");
+        assert!(Tree::new(dir.path(), 6, none).is_some(), "the root and five files");
+        assert!(Tree::new(dir.path(), 5, none).is_none());
+        assert!(Tree::new(&dir.path().join("missing"), 100, none).is_none());
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! again while it compiles.
 //!
 //! What was read stays true only while nothing under `--out` changes, so every directory
-//! and file there is watched (see [`crate::watch::Tree`]) before anything is read. The
+//! and file there is watched (see [`crate::watch::Tree`]: a change, or a file opened at
+//! all but the lock, which the read opens) before anything is read. The
 //! compile uses what was read only if no change was reported since, checked again once
 //! it holds the lock of `--out` (another compile may have written while it waited for
 //! it); otherwise it reads ahead as it would have. Between the two, the lock of `--out`
@@ -27,7 +28,8 @@ impl Idle {
     /// `None` when there is nothing to read (no lock, staging left by a killed run, another
     /// compile writing) or the tree cannot be watched whole.
     pub fn prepare(out: &Path, opts: &WriteOptions<'_>, redacted: bool) -> Option<Idle> {
-        let tree = crate::watch::Tree::new(out, crate::watch::tree_budget())?;
+        // The lock is the one file under `out` the read opens.
+        let tree = crate::watch::Tree::new(out, crate::watch::tree_budget(), &out.join(crate::lock::LOCK))?;
         let target = Target {
             out: out.to_path_buf(),
             redacted,
