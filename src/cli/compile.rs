@@ -172,15 +172,15 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
     let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
     let redacted = secrets == SecretMode::Redact;
     let mut writer = Writer::new(&out, write, redacted);
-    match idle {
-        // What a watch read while it waited, if nothing under `out` changed since.
-        #[cfg(target_os = "linux")]
-        Some(idle) => {
-            writer.read_idle(idle);
-        }
-        // With a core to spare, what the previous compile left is read while the inputs are.
-        None if crate::jobs::threads(opts.jobs) > 1 => writer.read_ahead(),
-        None => {}
+    // What a watch read while it waited, if nothing under `out` changed since; its watch
+    // is closed once the compile is reported (closing it takes milliseconds).
+    #[cfg(target_os = "linux")]
+    let unwatch = idle.map(|idle| writer.read_idle(idle));
+    #[cfg(not(target_os = "linux"))]
+    let unwatch: Option<()> = idle.map(|idle| match idle {});
+    // With a core to spare, what the previous compile left is read while the inputs are.
+    if unwatch.is_none() && crate::jobs::threads(opts.jobs) > 1 {
+        writer.read_ahead();
     }
     let (compiled, refused) = crate::compile::compile_into(&opts, &mut writer);
     inputs.extend(compiled.inputs.iter().map(|name| crate::source::fs::normalize(&pod_dir.join(name))));
@@ -202,7 +202,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
         std::mem::forget(compiled);
         return failed(code, inputs);
     }
-    drop(compiled);
+    drop((compiled, unwatch));
     // The tree just written, read while the watch waits for an edit.
     #[cfg(target_os = "linux")]
     let idle = if code == 0 { Idle::prepare(&out, &write, redacted) } else { None };

@@ -221,22 +221,15 @@ impl<'o> Writer<'o> {
 
     /// Starts from what was read of `out` while a watch waited (see [`super::idle`]), if
     /// nothing under it has changed since; else reads ahead as [`Writer::read_ahead`]
-    /// does. Whether it was used.
+    /// does. Hands back the watch, to be dropped once the compile is reported.
     #[cfg(target_os = "linux")]
-    pub fn read_idle(&mut self, idle: super::idle::Idle) -> bool {
-        if self.open.is_some() || self.ahead.is_some() {
-            return false;
+    pub fn read_idle(&mut self, idle: super::idle::Idle) -> super::idle::Unwatch {
+        let (read, unwatch) = idle.take();
+        match read {
+            Some(read) if self.open.is_none() && self.ahead.is_none() => self.ahead = Some(Ahead::ready(read)),
+            _ => self.read_ahead(),
         }
-        match idle.take() {
-            Some(read) => {
-                self.ahead = Some(Ahead::ready(read));
-                true
-            }
-            None => {
-                self.read_ahead();
-                false
-            }
-        }
+        unwatch
     }
 
     /// Takes the write lock of `out` and reads what the previous compile left there (or
