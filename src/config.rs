@@ -158,6 +158,7 @@ const COMMAND_LINE_ONLY: &[(&str, &str)] = &[
     ),
     ("format", "the output format is the caller's: a file must not change what a script parses"),
     ("check", "whether to write is the caller's choice"),
+    ("watch", "a compile that never ends is the caller's choice: from a file, every hook and CI run would hang"),
     ("diff", "it only changes what --check prints; pass it on the command line"),
     ("jobs", "how many threads a compile uses is the running machine's business, and the output is the same bytes whatever it is"),
     ("config", "a config file cannot name another"),
