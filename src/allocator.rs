@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 pub enum Kind {
     /// mimalloc: fast for the many small, short-lived blocks of a compile.
     Mimalloc,
+    /// mimalloc with freed pages kept at its default delay, for a process that compiles
+    /// again and again (`compile --watch`): given back after 1 ms, each compile faulted
+    /// its heap in anew, and the watch's one-agent edit took about a fifth longer.
+    Kept,
     /// glibc's (the system's): cheap to start, for runs that do little.
     System,
 }
@@ -35,17 +39,26 @@ const SYSTEM: u8 = 2;
 static CHOSEN: AtomicU8 = AtomicU8::new(UNSET);
 
 /// The allocator a run's command line asks for: [`Kind::System`] when it holds `--check`
-/// (anywhere: a wrong guess only costs time), else [`Kind::Mimalloc`]. Takes the raw
-/// arguments so that `main` can decide before it allocates anything.
-pub fn for_args<'a>(mut args: impl Iterator<Item = &'a [u8]>) -> Kind {
-    if args.any(|a| a == b"--check") { Kind::System } else { Kind::Mimalloc }
+/// (anywhere: a wrong guess only costs time), [`Kind::Kept`] when it holds `--watch`,
+/// else [`Kind::Mimalloc`]. Takes the raw arguments so that `main` can decide before it
+/// allocates anything.
+pub fn for_args<'a>(args: impl Iterator<Item = &'a [u8]>) -> Kind {
+    let mut kind = Kind::Mimalloc;
+    for a in args {
+        match a {
+            b"--check" => return Kind::System,
+            b"--watch" => kind = Kind::Kept,
+            _ => {}
+        }
+    }
+    kind
 }
 
 /// Fixes the allocator for the rest of the run. Returns whether `kind` was taken: false
 /// once anything was allocated (the allocator that did it stays).
 pub fn choose(kind: Kind) -> bool {
     let value = match kind {
-        Kind::Mimalloc => MIMALLOC,
+        Kind::Mimalloc | Kind::Kept => MIMALLOC,
         Kind::System => SYSTEM,
     };
     let taken = CHOSEN.compare_exchange(UNSET, value, Relaxed, Relaxed).is_ok();
@@ -134,6 +147,8 @@ mod tests {
         assert_eq!(kind(&["clawc", "compile", "claw-pod.yml"]), Kind::Mimalloc);
         assert_eq!(kind(&["clawc", "compat", "old.json", "new.json"]), Kind::Mimalloc);
         assert_eq!(kind(&["clawc", "compile", "--checked"]), Kind::Mimalloc);
+        assert_eq!(kind(&["clawc", "compile", "--watch", "claw-pod.yml"]), Kind::Kept);
+        assert_eq!(kind(&["clawc", "compile", "--watch", "--check"]), Kind::System, "refused by clap anyway");
     }
 
     #[test]

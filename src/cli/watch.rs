@@ -24,8 +24,11 @@ pub(super) use crate::output::idle::Idle;
 pub(super) enum Idle {}
 
 /// How long a change must be followed by no other before the compile starts: an editor's
-/// save is a few steps (a temporary file written, renamed over the old one).
-const SETTLE: Duration = Duration::from_millis(50);
+/// save is a few steps (a temporary file written, renamed over the old one), done within
+/// a millisecond or two. Longer is not safer: a change the compile did not see (a `git
+/// checkout` still writing) starts the next compile at once, since it is stamped after
+/// the compile began.
+const SETTLE: Duration = Duration::from_millis(10);
 
 /// Runs `once` (one compile, from what was read while idle) until a signal; the last
 /// compile's exit code, or 3 when the inputs cannot be watched.
