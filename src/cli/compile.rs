@@ -96,7 +96,8 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
     let mut inputs = vec![args.pod.clone()];
     inputs.extend(args.input.env_file.iter().cloned());
     inputs.extend(args.input.config.iter().cloned());
-    let failed = |code: i32, inputs: Vec<PathBuf>| Once { code, inputs, idle: None };
+    // A run that leaves nothing read for a watch to start from.
+    let ended = |code: i32, inputs: Vec<PathBuf>| Once { code, inputs, idle: None };
     let secrets = match args.secrets {
         Some(Secrets::Inline) => SecretMode::Inline,
         _ => SecretMode::Redact,
@@ -105,7 +106,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
         Ok(s) => s,
         Err(r) if args.check && args.format == Format::Json => {
             super::check::print(&[], args.diff, "", args.format, json_values(&r.diagnostics, &r.sources), Answer::Compile, r.code);
-            return failed(r.code, inputs);
+            return ended(r.code, inputs);
         }
         Err(r) => {
             r.print(args.format);
@@ -119,7 +120,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
             }
             // The settings files looked for (the one at fault among them).
             inputs.extend(settings_files(&pod_dir, None));
-            return failed(r.code, inputs);
+            return ended(r.code, inputs);
         }
     };
     inputs.extend(settings_files(&pod_dir, Some(&settings)));
@@ -140,7 +141,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
             recorded_images(&mut settings, &mut opts, &c.lock);
         }
         if let Some(code) = committed.and_then(|c| check_from_lock(c, args, &settings, &opts, &out)) {
-            return failed(code, inputs);
+            return ended(code, inputs);
         }
     }
     let records = (opts.check_records.as_deref(), &untrusted[..]);
@@ -158,13 +159,13 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
             } else {
                 summary(args.format, "failed", compiled.exit_code(), None, &compiled);
             }
-            return failed(compiled.exit_code(), inputs);
+            return ended(compiled.exit_code(), inputs);
         }
         let found = match refused {
             Some(d) => Err(d),
             None => drift.finish(&compiled.secrets),
         };
-        return failed(check(args, &settings, found, &compiled), inputs);
+        return ended(check(args, &settings, found, &compiled), inputs);
     }
     // The tree is written as it is compiled, a batch of agent services at a time, so the
     // compile never holds it whole; nothing in `out` changes before the commit, after the
@@ -189,7 +190,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
     if compiled.diagnostics.has_errors() {
         drop(writer);
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
-        return failed(compiled.exit_code(), inputs);
+        return ended(compiled.exit_code(), inputs);
     }
     let written = match refused {
         Some(d) => Err(d),
@@ -200,7 +201,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
         // The process ends next: the resolved pod, registry and plans are left to the exit
         // rather than freed piece by piece (2–3 ms at 3,000 agent ids).
         std::mem::forget(compiled);
-        return failed(code, inputs);
+        return ended(code, inputs);
     }
     drop((compiled, unwatch));
     // The tree just written, read while the watch waits for an edit.

@@ -99,7 +99,7 @@ mod tests {
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
         let idle = prepare(&out, &records);
-        let lock = fs::OpenOptions::new().read(true).custom_flags_dir().open(&out).unwrap();
+        let lock = crate::output::write::open_for_lock(&out).unwrap();
         assert!(lock.try_lock().is_ok(), "the lock of --out is not held while idle");
         drop(lock);
         let (written, reused, used) = compile(&out, &records, Some(idle));
@@ -143,22 +143,12 @@ mod tests {
         let opts = WriteOptions { records: Some(&records), jobs: 1, ..Default::default() };
         assert!(Idle::prepare(&out, &opts, true).is_none(), "no --out");
         settled(&out, &records);
-        let held = fs::OpenOptions::new().read(true).custom_flags_dir().open(&out).unwrap();
+        let held = crate::output::write::open_for_lock(&out).unwrap();
         held.lock().unwrap();
         assert!(Idle::prepare(&out, &opts, true).is_none(), "another compile holds --out");
         drop(held);
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&out, &link).unwrap();
         assert!(Idle::prepare(&link, &opts, true).is_none(), "a symlinked --out");
-    }
-
-    trait DirFlags {
-        fn custom_flags_dir(&mut self) -> &mut Self;
-    }
-    impl DirFlags for fs::OpenOptions {
-        fn custom_flags_dir(&mut self) -> &mut Self {
-            use std::os::unix::fs::OpenOptionsExt;
-            self.custom_flags(libc::O_DIRECTORY)
-        }
     }
 }
