@@ -59,7 +59,8 @@ pub(super) fn run(format: Format, mut once: impl FnMut(Option<Idle>) -> Once) ->
         };
         match waited {
             Waited::Changed(path) => {
-                note(format, &format!("changed: {}; compiling again", path.display()));
+                // A name from the pod: no escape sequence of it reaches the terminal.
+                note(format, &format!("changed: {}; compiling again", crate::diag::printable(&path.display().to_string())));
                 idle = read;
             }
             Waited::Stopped => return code,
