@@ -72,6 +72,10 @@ pub struct Options {
     /// ([`Decoded::kept`](crate::describe::Decoded::kept), as `compile --watch` keeps them); the
     /// default keeps none.
     pub decoded: crate::describe::Decoded,
+    /// Input files an earlier compile in this process read, replayed while a watch says
+    /// nothing on their way changed ([`KeptReads::kept`](crate::KeptReads::kept), as
+    /// `compile --watch` keeps them); the default keeps none.
+    pub reads: crate::source::kept::KeptReads,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -308,7 +312,7 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
 
 /// The log of the inputs a compile reads, confined to the pod's input root.
 fn open_log(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<InputLog> {
-    Some(InputLog::new(input_root_in(opts, diags, sources)?))
+    Some(InputLog::new(input_root_in(opts, diags, sources)?).keeping(&opts.reads))
 }
 
 /// [`read_pod`], its reads recorded in `log`.

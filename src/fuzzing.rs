@@ -109,8 +109,14 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
             let (d, ds) = describe::decode(file, sources.get(file));
             diags.extend(ds);
             if let Some(descriptor) = d {
-                let descriptor =
-                    ServiceDescriptor { descriptor, file, origin: OriginKind::DescribeFile, image: None, snapshot: None, skill: None };
+                let descriptor = ServiceDescriptor {
+                    descriptor: descriptor.into(),
+                    file,
+                    origin: OriginKind::DescribeFile,
+                    image: None,
+                    snapshot: None,
+                    skill: None,
+                };
                 described.insert(service.to_string(), Described { name: service.to_string(), runner: None, descriptor: Some(descriptor) });
             }
         }

@@ -58,3 +58,4 @@ pub mod cli;
 
 pub use compile::{Compiled, Options, compile, compile_into};
 pub use describe::Decoded;
+pub use source::kept::{InputWatch, KeptReads};

@@ -131,52 +131,106 @@ pub(crate) enum Waited {
     Failed,
 }
 
-/// Names in watched directories: each input is watched through the nearest directory
-/// that exists on its way, by the name of the next step to it, so a file replaced by
-/// rename (as editors save), made or removed is seen as well as one written in place.
+/// Inputs watched on their whole way: every directory from `/` to each input, by the
+/// names on that way, and each input file itself, so a file replaced by rename (as editors
+/// save), made, removed, written in place or through a hard link, or a directory on its
+/// way renamed, swapped or made unreadable, is seen. An input is covered when all of that
+/// is watched and nothing on its way is a symlink: then a change to what reading it gives
+/// is reported (but for a write through a shared mapping, which no watch sees), and what
+/// was read of it may be kept ([`crate::KeptReads`]).
 pub(crate) struct Inputs {
     notices: Notices,
-    /// Each watch's directory and the names in it that matter (`None`: any name, for an
-    /// input that is itself a directory).
-    names: HashMap<i32, (PathBuf, Option<Vec<OsString>>)>,
+    /// Each directory's watch: the directory and the names on the way to an input
+    /// (`None`: any name, for an input that is itself a directory).
+    dirs: HashMap<i32, (PathBuf, Option<Vec<OsString>>)>,
+    /// Each file's watch: the inputs it is (one file may have more than one path).
+    files: HashMap<i32, Vec<PathBuf>>,
+    covered: Vec<PathBuf>,
+    /// What the events read so far changed (each path, and everything under it); `None`:
+    /// anything may have (the queue overflowed or could not be read).
+    changes: Option<Vec<PathBuf>>,
 }
 
 impl Inputs {
     /// Watches `paths` (absolute). `None` when no inotify instance could be made.
     pub(crate) fn new(paths: impl IntoIterator<Item = PathBuf>) -> Option<Inputs> {
-        let mut watch = Inputs { notices: Notices::new()?, names: HashMap::new() };
+        let mut watch = Inputs {
+            notices: Notices::new()?,
+            dirs: HashMap::new(),
+            files: HashMap::new(),
+            covered: Vec::new(),
+            changes: Some(Vec::new()),
+        };
         for path in paths {
-            watch.add(&path);
+            if watch.add(&path) {
+                watch.covered.push(path);
+            }
         }
         Some(watch)
     }
 
-    fn add(&mut self, path: &Path) {
-        if path.is_dir() {
-            if let Ok(wd) = self.notices.add(path, CHANGES | WatchFlags::ONLYDIR) {
-                self.names.insert(wd, (path.to_path_buf(), None));
-            }
-            return;
-        }
-        let mut step = path;
-        while let Some(dir) = step.parent() {
-            let Some(name) = step.file_name() else { return };
-            if let Ok(wd) = self.notices.add(dir, CHANGES | WatchFlags::ONLYDIR) {
-                let (_, names) = self.names.entry(wd).or_insert_with(|| (dir.to_path_buf(), Some(Vec::new())));
-                if let Some(names) = names
-                    && !names.iter().any(|n| n == name)
-                {
-                    names.push(name.to_os_string());
+    /// The inputs watched whole: every directory on the way and the file (or, for one
+    /// that is absent, the directory where it would be made), none a symlink.
+    pub(crate) fn covered(&self) -> &[PathBuf] {
+        &self.covered
+    }
+
+    /// Watches `path`'s way and the file; whether it is covered.
+    fn add(&mut self, path: &Path) -> bool {
+        use std::path::Component;
+        let mut dir = PathBuf::new();
+        let mut parts = path.components().peekable();
+        while let Some(part) = parts.next() {
+            match part {
+                Component::RootDir => dir.push(part),
+                Component::Normal(name) if !dir.as_os_str().is_empty() => {
+                    let Ok(wd) = self.notices.add(&dir, CHANGES | WatchFlags::ONLYDIR) else {
+                        // Gone (the input is absent and its nearest directory watched), or a
+                        // symlink or unreadable on the way: watched no further.
+                        return std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                    };
+                    let (_, names) = self.dirs.entry(wd).or_insert_with(|| (dir.clone(), Some(Vec::new())));
+                    if let Some(names) = names
+                        && !names.iter().any(|n| n == name)
+                    {
+                        names.push(name.to_os_string());
+                    }
+                    dir.push(name);
+                    if parts.peek().is_none() {
+                        return self.add_last(path);
+                    }
                 }
-                return;
+                // Relative, `.` or `..`: not a way a watch can follow.
+                _ => return false,
             }
-            step = dir;
+        }
+        false
+    }
+
+    /// The input itself: a file is watched (covered), a directory watched for any name.
+    fn add_last(&mut self, path: &Path) -> bool {
+        match std::fs::symlink_metadata(path) {
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            Ok(m) if m.is_file() => match self.notices.add(path, CHANGES) {
+                Ok(wd) => {
+                    self.files.entry(wd).or_default().push(path.to_path_buf());
+                    true
+                }
+                Err(_) => false,
+            },
+            Ok(m) if m.is_dir() => {
+                if let Ok(wd) = self.notices.add(path, CHANGES | WatchFlags::ONLYDIR) {
+                    self.dirs.insert(wd, (path.to_path_buf(), None));
+                }
+                false
+            }
+            Ok(_) => false,
         }
     }
 
     /// Blocks until a watched input changes, then until nothing more has for `settle` (an
     /// editor's save is several steps; at most a second more), or until `stop` is set.
-    pub(crate) fn wait(&self, stop: &AtomicBool, settle: Duration) -> Waited {
+    pub(crate) fn wait(&mut self, stop: &AtomicBool, settle: Duration) -> Waited {
         let changed = loop {
             if stop.load(Ordering::SeqCst) {
                 return Waited::Stopped;
@@ -199,29 +253,49 @@ impl Inputs {
         if stop.load(Ordering::SeqCst) { Waited::Stopped } else { Waited::Changed(changed) }
     }
 
+    /// What changed since the last call, every event queued now included: each path
+    /// changed (and everything under it); `None` when anything may have.
+    pub(crate) fn take_changes(&mut self) -> Option<Vec<PathBuf>> {
+        self.changed();
+        self.changes.replace(Vec::new())
+    }
+
     /// The first watched input among the events queued now (`Some(None)`: none of them
-    /// is); `None` when the queue could not be read.
-    fn changed(&self) -> Option<Option<PathBuf>> {
+    /// is); `None` when the queue could not be read. Every change is also noted.
+    fn changed(&mut self) -> Option<Option<PathBuf>> {
+        let Inputs { notices, dirs, files, changes, .. } = self;
         let mut first = None;
-        let read = self.notices.drain(|wd, what, name| {
-            if first.is_some() {
+        let read = notices.drain(|wd, what, name| {
+            let mut note = |path: PathBuf| {
+                if let Some(changes) = changes.as_mut() {
+                    changes.push(path.clone());
+                }
+                first.get_or_insert(path);
+            };
+            if let Some(paths) = files.get(&wd) {
+                paths.iter().for_each(|p| note(p.clone()));
                 return;
             }
-            let Some((dir, names)) = self.names.get(&wd) else {
+            let Some((dir, names)) = dirs.get(&wd) else {
                 // An overflowed queue names no watch: anything may have changed.
                 if what.contains(ReadFlags::QUEUE_OVERFLOW) {
-                    first = Some(PathBuf::new());
+                    *changes = None;
+                    first.get_or_insert(PathBuf::new());
                 }
                 return;
             };
-            let gone = what.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::IGNORED);
+            // The directory itself: gone, or its mode or owner changed.
+            let itself = what.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::IGNORED | ReadFlags::ATTRIB);
             match (name, names) {
-                (_, None) => first = Some(dir.clone()),
-                (Some(n), Some(names)) if names.iter().any(|w| w.as_bytes() == n) => first = Some(dir.join(std::ffi::OsStr::from_bytes(n))),
-                (None, Some(_)) if gone => first = Some(dir.clone()),
+                (_, None) => note(dir.clone()),
+                (Some(n), Some(names)) if names.iter().any(|w| w.as_bytes() == n) => note(dir.join(std::ffi::OsStr::from_bytes(n))),
+                (None, Some(_)) if itself => note(dir.clone()),
                 _ => {}
             }
         });
+        if !read {
+            self.changes = None;
+        }
         read.then_some(first)
     }
 }
@@ -317,7 +391,7 @@ mod tests {
         fs::write(dir.path().join("other"), "a").unwrap();
         let stop = AtomicBool::new(false);
         let settle = Duration::from_millis(20);
-        let watch = Inputs::new([pod.clone(), missing.clone()]).unwrap();
+        let mut watch = Inputs::new([pod.clone(), missing.clone()]).unwrap();
         fs::write(dir.path().join("other"), "b").unwrap();
         assert!(watch.changed() == Some(None), "a file beside an input is not one");
         fs::write(&pod, "b").unwrap();

@@ -74,10 +74,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     }
     if args.watch {
         // Descriptors decoded by one compile are kept for the next.
-        let decoded = crate::Decoded::kept();
-        return super::watch::run(args.format, |idle| once(&args, idle, &decoded));
+        let kept = Kept { decoded: crate::Decoded::kept(), reads: crate::KeptReads::kept() };
+        return super::watch::run(args.format, &kept.reads, |idle| once(&args, idle, &kept));
     }
-    once(&args, None, &crate::Decoded::default()).code
+    once(&args, None, &Kept::default()).code
 }
 
 /// What one compile of a `--watch` (or the only one) leaves: its exit code, the input
@@ -88,9 +88,17 @@ pub(super) struct Once {
     pub idle: Option<Idle>,
 }
 
+/// What a watch keeps from one compile for the next: the descriptors decoded and the
+/// input files read (none for a single compile).
+#[derive(Default)]
+struct Kept {
+    decoded: crate::Decoded,
+    reads: crate::KeptReads,
+}
+
 /// One `clawc compile`, starting from `idle` (what a watch read of `--out` since the last
-/// compile) when it is given, and from what `decoded` kept of an earlier compile.
-fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Once {
+/// compile) when it is given, and from what `kept` holds of earlier compiles.
+fn once(args: &CompileArgs, idle: Option<Idle>, kept: &Kept) -> Once {
     let pod_dir = crate::compile::pod_dir(&args.pod);
     // Whatever happens, the pod and the settings it names are inputs to watch.
     let mut inputs = vec![args.pod.clone()];
@@ -128,7 +136,8 @@ fn once(args: &CompileArgs, idle: Option<Idle>, decoded: &crate::Decoded) -> Onc
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
     let mut opts = options(&args.pod, &settings, secrets);
-    opts.decoded = decoded.clone();
+    opts.decoded = kept.decoded.clone();
+    opts.reads = kept.reads.clone();
     // The settings were looked for from the pod's directory: their repository is the pod's.
     opts.repository = Some(settings.repository.clone());
     // Never a stat record in the repository under review (its author would write it).

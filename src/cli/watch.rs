@@ -12,7 +12,6 @@
 
 use super::Format;
 use super::compile::Once;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -33,28 +32,32 @@ const SETTLE: Duration = Duration::from_millis(10);
 /// Runs `once` (one compile, from what was read while idle) until a signal; the last
 /// compile's exit code, or 3 when the inputs cannot be watched.
 #[cfg(target_os = "linux")]
-pub(super) fn run(format: Format, mut once: impl FnMut(Option<Idle>) -> Once) -> i32 {
-    use crate::watch::{Inputs, Waited};
+pub(super) fn run(format: Format, reads: &crate::KeptReads, mut once: impl FnMut(Option<Idle>) -> Once) -> i32 {
+    use crate::watch::Waited;
     let stop = crate::output::write::watch_signals();
     let mut idle = None;
+    // The watch that waited, alive through the next compile: what it reports drops the
+    // reads kept from under it, until the next watch has begun.
+    let mut previous = None;
     loop {
         let begun = crate::disk::now();
+        reads.compiling(previous.as_mut());
         let Once { code, inputs, idle: read } = once(idle.take());
         if stop.load(Ordering::SeqCst) {
             return code;
         }
-        let inputs = distinct(inputs);
-        let Some(watch) = Inputs::new(inputs.iter().cloned()) else {
+        let Some(mut watch) = reads.watch(inputs, previous.take()) else {
             eprintln!("error: --watch: the inputs cannot be watched (inotify: no instance could be made)");
             return 3;
         };
+        let inputs = &watch.paths;
         // Changed after the compile read it and before it was watched.
         let changed = inputs.iter().find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(begun)));
         let waited = match changed {
             Some(path) => Waited::Changed(path.clone()),
             None => {
                 note(format, &format!("watching {} input file{} for changes (Ctrl-C stops)", inputs.len(), plural(inputs.len())));
-                watch.wait(&stop, SETTLE)
+                watch.inputs.wait(&stop, SETTLE)
             }
         };
         match waited {
@@ -62,6 +65,7 @@ pub(super) fn run(format: Format, mut once: impl FnMut(Option<Idle>) -> Once) ->
                 // A name from the pod: no escape sequence of it reaches the terminal.
                 note(format, &format!("changed: {}; compiling again", crate::diag::printable(&path.display().to_string())));
                 idle = read;
+                previous = Some(watch);
             }
             Waited::Stopped => return code,
             Waited::Failed => {
@@ -73,15 +77,9 @@ pub(super) fn run(format: Format, mut once: impl FnMut(Option<Idle>) -> Once) ->
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn run(_: Format, _: impl FnMut(Option<Idle>) -> Once) -> i32 {
+pub(super) fn run(_: Format, _: &crate::KeptReads, _: impl FnMut(Option<Idle>) -> Once) -> i32 {
     eprintln!("error: --watch needs Linux (inotify)");
     2
-}
-
-/// `paths` without repeats, in order.
-fn distinct(paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut seen = std::collections::HashSet::new();
-    paths.into_iter().map(|p| std::path::absolute(&p).unwrap_or(p)).filter(|p| seen.insert(p.clone())).collect()
 }
 
 /// A line for the person watching (stderr; nothing with `--format json`, whose stdout is

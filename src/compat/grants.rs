@@ -141,7 +141,7 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
             })
             .collect();
         crate::describe::ServiceDescriptor {
-            descriptor: crate::describe::Descriptor {
+            descriptor: std::sync::Arc::new(crate::describe::Descriptor {
                 version: desc.version,
                 description: String::new(),
                 feeds: desc.feeds.clone(),
@@ -152,7 +152,7 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
                 mcp: desc.mcp.clone(),
                 memory: desc.memory.clone(),
                 release: None,
-            },
+            }),
             file: sd.file,
             origin: sd.origin,
             image: None,

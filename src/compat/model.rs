@@ -98,7 +98,8 @@ impl Release {
         descriptor_text: (&str, Arc<str>),
         snapshot: Option<(String, String)>,
     ) -> Self {
-        let d = &mut sd.descriptor;
+        // Its own copy when kept elsewhere (a watch's descriptors are not compared).
+        let d = Arc::make_mut(&mut sd.descriptor);
         // A converted snapshot's text is the descriptor clawc made of it: findings point
         // into the snapshot as written, and only it still has `outputSchema` and `title`.
         let (file, text, extras, base) = match snapshot {

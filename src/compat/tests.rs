@@ -21,7 +21,14 @@ fn release(doc: &Value) -> Release {
     let file = sources.add("d.json", text.clone());
     let (d, diags) = crate::describe::decode(file, sources.get(file));
     let descriptor = d.unwrap_or_else(|| panic!("{doc}: {:?}", diags.iter().map(|d| &d.message).collect::<Vec<_>>()));
-    let mut sd = ServiceDescriptor { descriptor, file, origin: OriginKind::CommandLine, image: None, snapshot: None, skill: None };
+    let mut sd = ServiceDescriptor {
+        descriptor: descriptor.into(),
+        file,
+        origin: OriginKind::CommandLine,
+        image: None,
+        snapshot: None,
+        skill: None,
+    };
     Release::new("svc", &mut sd, ("d.json", Arc::from(text)), None)
 }
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What decoding one text gave.
-type Outcome = (Option<Descriptor>, Vec<Diagnostic>);
+type Outcome = (Option<Arc<Descriptor>>, Vec<Diagnostic>);
 
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
@@ -101,7 +101,8 @@ mod tests {
         let calls = std::cell::Cell::new(0);
         let decode = |file: FileId| {
             calls.set(calls.get() + 1);
-            crate::describe::decode(file, sources.get(file))
+            let (d, ds) = crate::describe::decode(file, sources.get(file));
+            (d.map(Arc::new), ds)
         };
         let first = kept.get_or(a, sources.get(a), || decode(a));
         let bad = kept.get_or(b, sources.get(b), || decode(b));

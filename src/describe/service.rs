@@ -16,6 +16,7 @@ use crate::origin::OriginKind;
 use crate::runner;
 use crate::source::{self, Declared, ImageRef, Loaded, RunnerDecl, SkillRoot, Snapshot, Text, diags as source_diags};
 use crate::sourcemap::{FileId, Loc, SourceMap};
+use std::sync::Arc;
 
 /// Everything clawc knows about one service.
 #[derive(Clone, Debug, Hash)]
@@ -38,7 +39,9 @@ pub struct RunnerFact {
 /// A service's descriptor and where it came from.
 #[derive(Clone, Debug, Hash)]
 pub struct ServiceDescriptor {
-    pub descriptor: Descriptor,
+    /// Shared with what `compile --watch` keeps between compiles ([`super::Decoded`]):
+    /// cloning a descriptor's schemas was a tenth of a watched one-agent edit.
+    pub descriptor: Arc<Descriptor>,
     /// The descriptor's text in the source map (a converted snapshot's when the service
     /// has only a snapshot).
     pub file: FileId,
@@ -171,9 +174,10 @@ fn descriptor(
         Some(file) => {
             let d = decoded(file, sources, kept, diags).map(|(_, d)| d);
             let d = match snapshot_name {
-                Some(_) => d
-                    .zip(converted(diags))
-                    .and_then(|(d, (snap, t))| merge::with_snapshot(d, t, file, snap, sources).map_err(|e| diags.push(e)).ok()),
+                Some(_) => d.zip(converted(diags)).and_then(|(d, (snap, t))| {
+                    let merged = merge::with_snapshot(Arc::unwrap_or_clone(d), Arc::unwrap_or_clone(t), file, snap, sources);
+                    merged.map(Arc::new).map_err(|e| diags.push(e)).ok()
+                }),
                 None => d,
             };
             (file, d?)
@@ -185,9 +189,12 @@ fn descriptor(
 }
 
 /// Decodes a text already in the source map (or takes what an earlier compile did).
-fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Descriptor)> {
+fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Arc<Descriptor>)> {
     let src = sources.get(file);
-    let (d, ds) = kept.get_or(file, src, || decode(file, src));
+    let (d, ds) = kept.get_or(file, src, || {
+        let (d, ds) = decode(file, src);
+        (d.map(Arc::new), ds)
+    });
     diags.extend(ds);
     d.map(|d| (file, d))
 }

@@ -21,7 +21,7 @@ pub(crate) fn build_context(req: &Request) -> SourceResult {
     let context = fs::normalize(&req.pod_dir.join(&build.context));
     let label = req.dockerfile()?.and_then(|d| d.labels.get("claw.describe").map(|l| (l.clone(), d.name.clone())));
     let path = match &label {
-        Some((l, dockerfile)) => fs::contained(&context, l, fs::Boundary::BuildContext).map_err(|why| {
+        Some((l, dockerfile)) => req.log.contained(&context, l, fs::Boundary::BuildContext).map_err(|why| {
             vec![
                 Diagnostic::error(
                     diags::PATH_ESCAPE,
@@ -32,7 +32,7 @@ pub(crate) fn build_context(req: &Request) -> SourceResult {
             ]
         })?,
         // The implicit file is confined to the context as a label path is.
-        None => fs::contained(&context, ".claw-describe.json", fs::Boundary::BuildContext).map_err(|why| {
+        None => req.log.contained(&context, ".claw-describe.json", fs::Boundary::BuildContext).map_err(|why| {
             vec![
                 Diagnostic::error(diags::PATH_ESCAPE, format!("service \"{}\": .claw-describe.json: {why}", req.service.name))
                     .at(build.loc)

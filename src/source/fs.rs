@@ -255,6 +255,13 @@ impl Boundary {
 /// `skill`, a Dockerfile `LABEL`) onto `root`, refusing any way out of `root`: `..`
 /// components, absolute escapes and symlinks that resolve outside.
 pub(crate) fn contained(root: &Path, untrusted: &str, boundary: Boundary) -> Result<PathBuf, String> {
+    let joined = joined(root, untrusted, boundary)?;
+    stays_in(root, &joined, untrusted, boundary)?;
+    Ok(joined)
+}
+
+/// [`contained`]'s lexical half: `untrusted` under `root`, refused when it uses `..`.
+pub(crate) fn joined(root: &Path, untrusted: &str, boundary: Boundary) -> Result<PathBuf, String> {
     let rel = untrusted.trim_start_matches('/');
     let mut joined = root.to_path_buf();
     for c in Path::new(rel).components() {
@@ -265,12 +272,17 @@ pub(crate) fn contained(root: &Path, untrusted: &str, boundary: Boundary) -> Res
             Component::RootDir | Component::Prefix(_) => {}
         }
     }
+    Ok(joined)
+}
+
+/// [`contained`]'s other half: `joined`, with symlinks resolved, still under `root`.
+fn stays_in(root: &Path, joined: &Path, untrusted: &str, boundary: Boundary) -> Result<(), String> {
     if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize())
         && !real.starts_with(&real_root)
     {
         return Err(format!("\"{untrusted}\" is a symlink that leads out of {}", boundary.its()));
     }
-    Ok(joined)
+    Ok(())
 }
 
 /// `path` relative to `base` (both absolute), with `..` where needed, `/`-separated.

@@ -18,6 +18,7 @@ pub(crate) mod discovered;
 pub(crate) mod dockerfile;
 pub(crate) mod fs;
 pub(crate) mod image;
+pub(crate) mod kept;
 pub(crate) mod record;
 
 use crate::diag::Diagnostic;
@@ -272,7 +273,7 @@ impl Skills<'_> {
             SkillRoot::Dir(d) => (d, fs::Boundary::DescriptorDir),
             SkillRoot::Image(facts) => return image_file(facts, path, Some(named_by.unwrap_or("the descriptor's skill")), self.log),
         };
-        let file = fs::contained(root, path, boundary).map_err(|why| {
+        let file = self.log.contained(root, path, boundary).map_err(|why| {
             let dir = fs::relative_name(self.pod_dir, root);
             let shown = if dir == "." { String::new() } else { format!(" (`{dir}/`)") };
             Diagnostic::error(diags::PATH_ESCAPE, format!("descriptor skill {why}"))

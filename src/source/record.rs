@@ -3,6 +3,7 @@
 //! from hashes alone whether anything changed.
 
 use super::fs::{self, ReadError};
+use super::kept::Outcome;
 use crate::digest::sha256_hex;
 use crate::disk::{Stamp, Time};
 use std::collections::BTreeMap;
@@ -31,6 +32,8 @@ pub(crate) struct InputLog {
     root: Option<fs::InputRoot>,
     /// When the log was begun, before any of its reads ([`crate::disk::now`]).
     begun: Time,
+    /// Reads an earlier compile under the same watch made, replayed while unchanged.
+    kept: super::kept::KeptReads,
 }
 
 impl InputLog {
@@ -38,7 +41,12 @@ impl InputLog {
     /// this time (in the clock's tick) is read without a stamp, since a change made while
     /// or just after it was read might not show in its stamp ("racy git").
     pub(crate) fn new(root: fs::InputRoot) -> Self {
-        InputLog { entries: Mutex::default(), root: Some(root), begun: crate::disk::now() }
+        InputLog { entries: Mutex::default(), root: Some(root), begun: crate::disk::now(), kept: super::kept::KeptReads::default() }
+    }
+
+    /// This log, replaying what `kept` holds and keeping what it reads into it.
+    pub(crate) fn keeping(self, kept: &super::kept::KeptReads) -> Self {
+        InputLog { kept: kept.clone(), ..self }
     }
 
     /// Reads `path` (called `name`, pod-relative), confined to the input root, and records
@@ -54,6 +62,16 @@ impl InputLog {
     }
 
     fn read_in(&self, root: Option<&fs::InputRoot>, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
+        // Only reads confined to the root are kept: an operator's path may be anywhere.
+        let kept = root.is_some().then_some(&self.kept);
+        if let Some(Outcome { found }) = kept.and_then(|k| k.replay(path)) {
+            let (sha256, stamp, text) = match found {
+                Some((text, sha256, stamp)) => (Some(sha256), stamp.filter(|s| !s.racy(self.begun)), Ok(text)),
+                None => (None, None, Err(ReadError::Missing)),
+            };
+            self.locked().insert(name.to_string(), InputEntry { role, sha256, stamp });
+            return text;
+        }
         let (sha256, stamp, text) = match fs::read_text_stat(root, path, name, fs::MAX_INPUT_BYTES) {
             Ok((text, meta)) => {
                 let stamp = meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(self.begun));
@@ -62,8 +80,18 @@ impl InputLog {
             Err(ReadError::Missing) => (None, None, Err(ReadError::Missing)),
             Err(e) => return Err(e),
         };
+        if let Some(kept) = kept {
+            kept.read(path, || Outcome { found: text.as_ref().ok().map(|t| (t.clone(), sha256.clone().unwrap_or_default(), stamp)) });
+        }
         self.locked().insert(name.to_string(), InputEntry { role, sha256, stamp });
         text
+    }
+
+    /// [`fs::contained`], without resolving symlinks when a watch vouches that nothing on
+    /// the way to the file is one (a read of it is kept: see [`super::kept`]).
+    pub(crate) fn contained(&self, root: &Path, untrusted: &str, boundary: fs::Boundary) -> Result<std::path::PathBuf, String> {
+        let joined = fs::joined(root, untrusted, boundary)?;
+        if self.kept.vouches(&joined) { Ok(joined) } else { fs::contained(root, untrusted, boundary) }
     }
 
     /// Whether `path` (absolute) resolves inside the input root (see [`fs::InputRoot::holds`]).

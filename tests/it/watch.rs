@@ -187,3 +187,43 @@ fn watch_and_check_cannot_be_combined() {
     assert!(run.stderr.contains("--check"), "{}", run.stderr);
     assert!(!pod.out_exists());
 }
+
+/// Descriptors read by one compile are replayed by later ones while the watch reports
+/// nothing on their way; each way of changing one is seen, and every compile writes what
+/// a compile of the inputs as they are writes.
+#[test]
+fn an_input_changed_in_place_through_a_link_or_a_directory_on_its_way_is_read_again() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let w = Watching::start(&pod, cache.path());
+    assert_eq!(w.summary()["status"], "ok");
+    let descriptor = pod.path("api/.claw-describe.json");
+    let outside = tempfile::tempdir().unwrap();
+    let link = outside.path().join("linked.json");
+    std::fs::hard_link(&descriptor, &link).unwrap();
+    type Change<'a> = (&'a str, usize, &'a dyn Fn());
+    let changes: [Change<'_>; 3] = [
+        ("written in place", 3, &|| std::fs::write(&descriptor, http_descriptor(&["a", "b", "c"])).unwrap()),
+        ("written through a hard link", 1, &|| std::fs::write(&link, http_descriptor(&["a"])).unwrap()),
+        ("its directory replaced", 4, &|| {
+            std::fs::rename(pod.path("api"), pod.path("api-old")).unwrap();
+            std::fs::create_dir(pod.path("api")).unwrap();
+            std::fs::write(pod.path("api/.claw-describe.json"), http_descriptor(&["a", "b", "c", "d"])).unwrap();
+        }),
+    ];
+    let mut comment = 0;
+    for (how, tools_after, change) in changes {
+        // Two edits of the pod alone: the descriptor is read under a watch, then replayed.
+        for _ in 0..2 {
+            comment += 1;
+            std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml") + &format!("# {comment}\n")).unwrap();
+            assert_eq!(w.summary()["status"], "ok", "{how}");
+        }
+        change();
+        let s = w.summary();
+        assert_eq!(s["status"], "ok", "{how}: {s}");
+        assert_eq!(tools(&pod).len(), tools_after, "{how}");
+        assert_eq!(tree(&pod.path("out")), fresh_tree(&pod), "{how}");
+    }
+    assert_eq!(w.stop(), 0);
+}
