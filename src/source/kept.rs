@@ -32,6 +32,9 @@ struct State {
     covered: HashSet<PathBuf>,
     /// Every confined path the compile under way read or replayed, for the next watch.
     read: Vec<PathBuf>,
+    /// The input root the reads were confined to: a read inside one root may be refused
+    /// by another (`--root` in a `clawc.toml` edited while watching).
+    root: PathBuf,
 }
 
 /// Input reads kept between compiles: none unless made with [`KeptReads::kept`]. Clones
@@ -53,6 +56,16 @@ impl KeptReads {
     /// One that keeps what a compile reads under a watch, for the next compiles.
     pub fn kept() -> KeptReads {
         KeptReads(Some(Arc::default()))
+    }
+
+    /// A compile's reads are confined to `root`: what was read within another is dropped.
+    pub(crate) fn confined_to(&self, root: &Path) {
+        let Some(state) = &self.0 else { return };
+        let mut s = lock(state);
+        if s.root != root {
+            s.kept.clear();
+            s.root = root.to_path_buf();
+        }
     }
 
     /// What reading `path` gave before, when it may be replayed.
@@ -162,6 +175,7 @@ mod tests {
     fn a_read_is_replayed_only_while_a_watch_that_began_before_it_covers_it() {
         let kept = KeptReads::kept();
         let (a, b) = (PathBuf::from("/r/svc/a.json"), PathBuf::from("/r/svc/b.json"));
+        kept.confined_to(Path::new("/r"));
         kept.read(&a, || text("a"));
         assert_eq!(kept.replay(&a), None, "read before any watch covered it");
         kept.covered([a.clone(), b.clone()]);
@@ -181,6 +195,11 @@ mod tests {
         kept.read(&b, || text("b"));
         kept.covered([a.clone()]);
         assert_eq!((kept.replay(&a), kept.replay(&b)), (Some(text("a2")), None), "b is no longer watched");
+        kept.confined_to(Path::new("/r"));
+        assert!(kept.replay(&a).is_some(), "the same root");
+        kept.confined_to(Path::new("/r/svc"));
+        assert_eq!(kept.replay(&a), None, "read within another root");
+        kept.read(&a, || text("a2"));
         kept.changed(None);
         assert_eq!(kept.replay(&a), None, "an overflowed queue drops everything");
         let none = KeptReads::default();

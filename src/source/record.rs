@@ -46,6 +46,9 @@ impl InputLog {
 
     /// This log, replaying what `kept` holds and keeping what it reads into it.
     pub(crate) fn keeping(self, kept: &super::kept::KeptReads) -> Self {
+        if let Some(root) = &self.root {
+            kept.confined_to(root.path());
+        }
         InputLog { kept: kept.clone(), ..self }
     }
 
