@@ -36,6 +36,44 @@ pub(crate) fn from_hex(hex: &str) -> Option<[u8; 32]> {
     Some(b)
 }
 
+/// SHA-256 of what `value`'s `Hash` feeds (see [`Feed`]).
+pub(crate) fn of_hash(value: &impl std::hash::Hash) -> [u8; 32] {
+    let mut h = Feed::default();
+    value.hash(&mut h);
+    h.digest()
+}
+
+/// A [`Hasher`](std::hash::Hasher) whose result is the SHA-256 of everything `Hash` fed
+/// it (collected, then digested at once: the derived `Hash` writes many small pieces).
+/// `Hash` of the standard collections and of `str` frames lengths and ends, so no two
+/// sequences of parts digest alike. For digests compared on this machine by this build
+/// (the render keys): the bytes a `usize` writes are the machine's own.
+#[derive(Default)]
+pub(crate) struct Feed(Vec<u8>);
+
+impl Feed {
+    /// Feeds `b`, its length first.
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        std::hash::Hasher::write_usize(self, b.len());
+        self.0.extend_from_slice(b);
+    }
+
+    pub(crate) fn digest(self) -> [u8; 32] {
+        sha256(&self.0)
+    }
+}
+
+impl std::hash::Hasher for Feed {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// Not used: the result is [`Feed::digest`].
+    fn finish(&self) -> u64 {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

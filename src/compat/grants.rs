@@ -141,7 +141,7 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
             })
             .collect();
         crate::describe::ServiceDescriptor {
-            descriptor: std::sync::Arc::new(crate::describe::Descriptor {
+            descriptor: std::sync::Arc::from(crate::describe::Descriptor {
                 version: desc.version,
                 description: String::new(),
                 feeds: desc.feeds.clone(),

@@ -99,7 +99,7 @@ impl Release {
         snapshot: Option<(String, String)>,
     ) -> Self {
         // Its own copy when kept elsewhere (a watch's descriptors are not compared).
-        let d = Arc::make_mut(&mut sd.descriptor);
+        let d = Arc::make_mut(&mut sd.descriptor).get_mut();
         // A converted snapshot's text is the descriptor clawc made of it: findings point
         // into the snapshot as written, and only it still has `outputSchema` and `title`.
         let (file, text, extras, base) = match snapshot {

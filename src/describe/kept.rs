@@ -9,14 +9,14 @@
 //! compile did not use is dropped when the next begins: at most two compiles' worth is
 //! held, however long the watch runs.
 
-use super::Descriptor;
+use super::SharedDescriptor;
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, SourceFile};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What decoding one text gave.
-type Outcome = (Option<Arc<Descriptor>>, Vec<Diagnostic>);
+type Outcome = (Option<Arc<SharedDescriptor>>, Vec<Diagnostic>);
 
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
@@ -102,7 +102,7 @@ mod tests {
         let decode = |file: FileId| {
             calls.set(calls.get() + 1);
             let (d, ds) = crate::describe::decode(file, sources.get(file));
-            (d.map(Arc::new), ds)
+            (d.map(Arc::from), ds)
         };
         let first = kept.get_or(a, sources.get(a), || decode(a));
         let bad = kept.get_or(b, sources.get(b), || decode(b));

@@ -8,12 +8,14 @@ mod kept;
 pub(crate) mod merge;
 pub(crate) mod schema;
 pub(crate) mod service;
+mod shared;
 pub(crate) mod snapshot;
 pub(crate) mod tool_name;
 
 pub(crate) use decode::{decode, field, loose_string};
 pub use kept::Decoded;
 pub(crate) use service::{Described, RunnerFact, ServiceDescriptor};
+pub(crate) use shared::SharedDescriptor;
 pub(crate) use tool_name::ToolName;
 
 use serde_json::Value;

@@ -9,7 +9,7 @@
 //! [`source::Skills`], which confines and records the read.
 
 use super::json_span::{Seg, locate};
-use super::{Descriptor, decode, merge, snapshot};
+use super::{Descriptor, SharedDescriptor, decode, merge, snapshot};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::image::diags as image_diags;
 use crate::origin::OriginKind;
@@ -41,7 +41,7 @@ pub struct RunnerFact {
 pub struct ServiceDescriptor {
     /// Shared with what `compile --watch` keeps between compiles ([`super::Decoded`]):
     /// cloning a descriptor's schemas was a tenth of a watched one-agent edit.
-    pub descriptor: Arc<Descriptor>,
+    pub descriptor: Arc<SharedDescriptor>,
     /// The descriptor's text in the source map (a converted snapshot's when the service
     /// has only a snapshot).
     pub file: FileId,
@@ -175,8 +175,8 @@ fn descriptor(
             let d = decoded(file, sources, kept, diags).map(|(_, d)| d);
             let d = match snapshot_name {
                 Some(_) => d.zip(converted(diags)).and_then(|(d, (snap, t))| {
-                    let merged = merge::with_snapshot(Arc::unwrap_or_clone(d), Arc::unwrap_or_clone(t), file, snap, sources);
-                    merged.map(Arc::new).map_err(|e| diags.push(e)).ok()
+                    let (d, t) = (Arc::unwrap_or_clone(d).into_inner(), Arc::unwrap_or_clone(t).into_inner());
+                    merge::with_snapshot(d, t, file, snap, sources).map(Arc::from).map_err(|e| diags.push(e)).ok()
                 }),
                 None => d,
             };
@@ -189,11 +189,11 @@ fn descriptor(
 }
 
 /// Decodes a text already in the source map (or takes what an earlier compile did).
-fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Arc<Descriptor>)> {
+fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Arc<SharedDescriptor>)> {
     let src = sources.get(file);
     let (d, ds) = kept.get_or(file, src, || {
         let (d, ds) = decode(file, src);
-        (d.map(Arc::new), ds)
+        (d.map(Arc::from), ds)
     });
     diags.extend(ds);
     d.map(|d| (file, d))

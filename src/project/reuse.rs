@@ -21,16 +21,17 @@
 //! [`Span`]: crate::sourcemap::Span
 
 use super::native::NativePlan;
+use crate::digest::Feed;
 use crate::grant::Plan;
 use crate::pod::Pod;
 use crate::registry::Registry;
 use crate::skill::carried::Judged;
 use crate::sourcemap::SourceMap;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// Bumped when what the key covers changes, so no key of an older clawc ever matches.
-const KEY_VERSION: &str = "clawc-render-key-2";
+const KEY_VERSION: &str = "clawc-render-key-3";
 
 /// Each agent service's render key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,7 +66,7 @@ impl Keys {
         // Each service's own part on every core: it walks the service's whole plan.
         let runs = crate::jobs::map_runs(&plans, cx.threads, 16, |_, run| {
             let key = |&(service, plan): &(&String, &Plan)| {
-                let mut h = Hashing::default();
+                let mut h = Feed::default();
                 h.bytes(&shared);
                 (service, r.pod.services.get(service), plan, r.natives.get(service), r.skills.get(service), r.reg.runners.get(service))
                     .hash(&mut h);
@@ -79,7 +80,7 @@ impl Keys {
 
 /// The digest of what every service's render may read beside its own entry.
 fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
-    let mut h = Hashing::default();
+    let mut h = Feed::default();
     KEY_VERSION.hash(&mut h);
     h.bytes(cx.clawc);
     cx.secrets.hash(&mut h);
@@ -99,46 +100,9 @@ fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
     // whole, so a field added to it must be fed too.
     let Registry { services, feeds, runners } = r.reg;
     let described: Vec<_> = services.iter().collect();
-    let digests = crate::jobs::map_runs(&described, cx.threads, 4, |_, run| run.iter().map(sha256_of).collect::<Vec<_>>());
+    let digests = crate::jobs::map_runs(&described, cx.threads, 4, |_, run| run.iter().map(crate::digest::of_hash).collect::<Vec<_>>());
     described.len().hash(&mut h);
     digests.iter().flatten().for_each(|d| h.bytes(d));
     (feeds, runners).hash(&mut h);
     h.digest()
-}
-
-/// SHA-256 of what `value`'s `Hash` feeds.
-fn sha256_of(value: &impl Hash) -> [u8; 32] {
-    let mut h = Hashing::default();
-    value.hash(&mut h);
-    h.digest()
-}
-
-/// SHA-256 of what `Hash` feeds it (collected, then digested at once: the derived `Hash`
-/// writes many small pieces). `Hash` of the standard collections and of `str` frames
-/// lengths and ends, so no two sequences of parts digest alike.
-#[derive(Default)]
-struct Hashing(Vec<u8>);
-
-impl Hashing {
-    fn bytes(&mut self, b: &[u8]) {
-        self.write_usize(b.len());
-        self.0.extend_from_slice(b);
-    }
-
-    fn digest(self) -> [u8; 32] {
-        crate::digest::sha256(&self.0)
-    }
-}
-
-impl Hasher for Hashing {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.extend_from_slice(bytes);
-    }
-
-    /// Not used: the key is [`Hashing::digest`]. (`Hash` only writes; the bytes `usize`
-    /// writes are the machine's own, which is fine for keys compared on this machine by
-    /// this build.)
-    fn finish(&self) -> u64 {
-        0
-    }
 }
