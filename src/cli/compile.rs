@@ -73,7 +73,7 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         crate::output::write::watch_signals();
     }
     if args.watch {
-        // Descriptors decoded by one compile are kept for the next.
+        // Descriptors decoded and input files read by one compile are kept for the next.
         let kept = Kept { decoded: crate::Decoded::kept(), reads: crate::KeptReads::kept() };
         return super::watch::run(args.format, &kept.reads, |idle| once(&args, idle, &kept));
     }

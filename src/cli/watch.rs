@@ -4,8 +4,10 @@
 //!
 //! The inputs are the files the last compile read or looked for and found missing (the
 //! lock's `inputs`, less images), the pod, its `.env` and the settings files: each is
-//! watched through its directory, so a file an editor replaces by rename, or one made
-//! where a compile looked for it, counts. An input changed while the compile ran (stamped
+//! watched on its whole way (see [`crate::watch::Inputs`]), so a file an editor replaces
+//! by rename, one made where a compile looked for it, or a directory on the way swapped,
+//! counts; while nothing is reported there, later compiles replay what was read of it
+//! ([`crate::KeptReads`]). An input changed while the compile ran (stamped
 //! at or after it began) starts the next compile at once. While it waits, the watch reads
 //! the tree it wrote (see [`crate::output::idle`]), so the next compile does not look at
 //! every file again. Images are not watched: a rebuilt image is compiled on the next edit.
