@@ -185,9 +185,14 @@ impl Inputs {
                 Component::RootDir => dir.push(part),
                 Component::Normal(name) if !dir.as_os_str().is_empty() => {
                     let Ok(wd) = self.notices.add(&dir, CHANGES | WatchFlags::ONLYDIR) else {
-                        // Gone (the input is absent and its nearest directory watched), or a
-                        // symlink or unreadable on the way: watched no further.
-                        return std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                        // Gone: the input is absent, and its nearest directory watched.
+                        if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+                            return true;
+                        }
+                        // A symlink or unreadable on the way: not covered, but a file there
+                        // written in place is still seen.
+                        self.add_file(path);
+                        return false;
                     };
                     let (_, names) = self.dirs.entry(wd).or_insert_with(|| (dir.clone(), Some(Vec::new())));
                     if let Some(names) = names
@@ -211,13 +216,7 @@ impl Inputs {
     fn add_last(&mut self, path: &Path) -> bool {
         match std::fs::symlink_metadata(path) {
             Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-            Ok(m) if m.is_file() => match self.notices.add(path, CHANGES) {
-                Ok(wd) => {
-                    self.files.entry(wd).or_default().push(path.to_path_buf());
-                    true
-                }
-                Err(_) => false,
-            },
+            Ok(m) if m.is_file() => self.add_file(path),
             Ok(m) if m.is_dir() => {
                 if let Ok(wd) = self.notices.add(path, CHANGES | WatchFlags::ONLYDIR) {
                     self.dirs.insert(wd, (path.to_path_buf(), None));
@@ -226,6 +225,14 @@ impl Inputs {
             }
             Ok(_) => false,
         }
+    }
+
+    /// Watches the file at `path` by itself (through any symlinked directory on the way, not
+    /// a symlink at its end); whether it is.
+    fn add_file(&mut self, path: &Path) -> bool {
+        let Ok(wd) = self.notices.add(path, CHANGES) else { return false };
+        self.files.entry(wd).or_default().push(path.to_path_buf());
+        true
     }
 
     /// Blocks until a watched input changes, then until nothing more has for `settle` (an
@@ -403,6 +410,16 @@ mod tests {
         // An input looked for and missing: its first missing directory is the name.
         fs::create_dir(dir.path().join("not")).unwrap();
         assert_eq!(watch.wait(&stop, settle), Waited::Changed(dir.path().join("not")));
+        assert_eq!(watch.covered(), [pod.clone(), missing.clone()], "both watched on their whole way");
+        // Through a symlinked directory: not covered, but a write in place is seen.
+        fs::create_dir(dir.path().join("real")).unwrap();
+        fs::write(dir.path().join("real/d.json"), "a").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("link")).unwrap();
+        let linked = dir.path().join("link/d.json");
+        let mut through = Inputs::new([linked.clone()]).unwrap();
+        assert!(through.covered().is_empty(), "a symlink on the way");
+        fs::write(dir.path().join("real/d.json"), "b").unwrap();
+        assert_eq!(through.wait(&stop, settle), Waited::Changed(linked));
         stop.store(true, Ordering::SeqCst);
         assert_eq!(watch.wait(&stop, settle), Waited::Stopped);
     }
