@@ -96,7 +96,8 @@ fn shared(cx: &Context<'_>, r: &Resolved<'_>) -> [u8; 32] {
         service.claw.as_ref().map(|c| (c.role, &c.describe_file, &c.stdio, c.describe_only)).hash(&mut h);
     }
     // The registry, most of what is fed here (every tool's schemas): its descriptors are
-    // digested a service each, on every core, and those digests fed in order. Taken apart
+    // digested a service each, on every core, and those digests fed in order (each
+    // descriptor's content is digested once, when first hashed: `SharedDescriptor`). Taken apart
     // whole, so a field added to it must be fed too.
     let Registry { services, feeds, runners } = r.reg;
     let described: Vec<_> = services.iter().collect();

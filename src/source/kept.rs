@@ -17,11 +17,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// What one read found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What one read found: the text, its SHA-256 and the file's stamp as read (all `None`:
+/// the file is absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Outcome {
-    /// The text (`None`: the file is absent), its SHA-256 and its stamp as read.
-    pub found: Option<(String, String, Option<Stamp>)>,
+    pub text: Option<String>,
+    pub sha256: Option<String>,
+    pub stamp: Option<Stamp>,
 }
 
 #[derive(Default)]
@@ -168,7 +170,7 @@ mod tests {
     use super::*;
 
     fn text(t: &str) -> Outcome {
-        Outcome { found: Some((t.to_string(), crate::digest::sha256_hex(t.as_bytes()), None)) }
+        Outcome { text: Some(t.to_string()), sha256: Some(crate::digest::sha256_hex(t.as_bytes())), stamp: None }
     }
 
     #[test]
@@ -180,9 +182,9 @@ mod tests {
         assert_eq!(kept.replay(&a), None, "read before any watch covered it");
         kept.covered([a.clone(), b.clone()]);
         kept.read(&a, || text("a"));
-        kept.read(&b, || Outcome { found: None });
+        kept.read(&b, Outcome::default);
         assert_eq!(kept.replay(&a), Some(text("a")));
-        assert_eq!(kept.replay(&b), Some(Outcome { found: None }), "an absence is kept too");
+        assert_eq!(kept.replay(&b), Some(Outcome::default()), "an absence is kept too");
         assert_eq!(kept.take_read(), vec![a.clone(), a.clone(), b.clone(), a.clone(), b.clone()]);
         kept.changed(Some(&[PathBuf::from("/r/pod.yml")]));
         assert!(kept.replay(&a).is_some(), "a change elsewhere");

@@ -67,27 +67,29 @@ impl InputLog {
     fn read_in(&self, root: Option<&fs::InputRoot>, path: &Path, name: &str, role: &'static str) -> Result<String, ReadError> {
         // Only reads confined to the root are kept: an operator's path may be anywhere.
         let kept = root.is_some().then_some(&self.kept);
-        if let Some(Outcome { found }) = kept.and_then(|k| k.replay(path)) {
-            let (sha256, stamp, text) = match found {
-                Some((text, sha256, stamp)) => (Some(sha256), stamp.filter(|s| !s.racy(self.begun)), Ok(text)),
-                None => (None, None, Err(ReadError::Missing)),
-            };
-            self.locked().insert(name.to_string(), InputEntry { role, sha256, stamp });
-            return text;
-        }
-        let (sha256, stamp, text) = match fs::read_text_stat(root, path, name, fs::MAX_INPUT_BYTES) {
-            Ok((text, meta)) => {
-                let stamp = meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(self.begun));
-                (Some(sha256_hex(text.as_bytes())), stamp, Ok(text))
+        let read = match kept.and_then(|k| k.replay(path)) {
+            Some(replayed) => replayed,
+            None => {
+                let read = match fs::read_text_stat(root, path, name, fs::MAX_INPUT_BYTES) {
+                    Ok((text, meta)) => Outcome {
+                        sha256: Some(sha256_hex(text.as_bytes())),
+                        stamp: meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(self.begun)),
+                        text: Some(text),
+                    },
+                    Err(ReadError::Missing) => Outcome::default(),
+                    Err(e) => return Err(e),
+                };
+                if let Some(kept) = kept {
+                    kept.read(path, || read.clone());
+                }
+                read
             }
-            Err(ReadError::Missing) => (None, None, Err(ReadError::Missing)),
-            Err(e) => return Err(e),
         };
-        if let Some(kept) = kept {
-            kept.read(path, || Outcome { found: text.as_ref().ok().map(|t| (t.clone(), sha256.clone().unwrap_or_default(), stamp)) });
-        }
+        // A replayed stamp is judged against this log's beginning too.
+        let Outcome { text, sha256, stamp } = read;
+        let stamp = stamp.filter(|s| !s.racy(self.begun));
         self.locked().insert(name.to_string(), InputEntry { role, sha256, stamp });
-        text
+        text.ok_or(ReadError::Missing)
     }
 
     /// [`fs::contained`], without resolving symlinks when a watch vouches that nothing on
