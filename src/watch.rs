@@ -423,4 +423,21 @@ mod tests {
         stop.store(true, Ordering::SeqCst);
         assert_eq!(watch.wait(&stop, settle), Waited::Stopped);
     }
+
+    /// Only regular files on a plain way are covered: a FIFO is never opened (watching
+    /// does not open), and a way with `..` is not one a watch can follow.
+    #[test]
+    fn a_fifo_or_a_way_with_dot_dot_is_never_covered() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fs::create_dir(dir.path().join("a")).unwrap();
+        fs::write(dir.path().join("b.json"), "{}").unwrap();
+        let dotted = dir.path().join("a/../b.json");
+        let plain = dir.path().join("b.json");
+        let watch = Inputs::new([fifo, dotted, plain.clone()]).unwrap();
+        assert_eq!(watch.covered(), [plain]);
+    }
 }
