@@ -451,6 +451,14 @@ pub(crate) fn now() -> Time {
     (ts.tv_sec, ts.tv_nsec)
 }
 
+/// Makes a FIFO at `path`, for tests that hand one where a file is expected.
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path, and a mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,9 +564,7 @@ mod tests {
     #[test]
     fn a_fifo_is_never_opened_for_reading() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("f");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&dir.path().join("f"));
         assert!(matches!(read(dir.path(), "f", 100).unwrap(), Contents::Foreign { kind: Kind::Fifo, .. }));
     }
 }
