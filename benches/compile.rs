@@ -407,8 +407,14 @@ fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
     let EditPod { pod: _pod, cache, path, original, edited } = EditPod::new(services, agent);
     let fresh_opts = clawc::Options { pod: path.clone(), check_records: Some(cache.path().to_path_buf()), ..Default::default() };
     // The descriptors each compile decoded, kept for the next, as the watch keeps them.
-    // And the input files it read, while a watch of them reports no change.
-    let opts = clawc::Options { decoded: clawc::Decoded::kept(), reads: clawc::KeptReads::kept(), ..fresh_opts.clone() };
+    // And the input files it read, while a watch of them reports no change; and the pod's
+    // tree, to parse only the edited service's entry again.
+    let opts = clawc::Options {
+        decoded: clawc::Decoded::kept(),
+        reads: clawc::KeptReads::kept(),
+        parsed: clawc::KeptTree::kept(),
+        ..fresh_opts.clone()
+    };
     let write = || clawc::output::write::WriteOptions { records: Some(cache.path()), ..Default::default() };
     let out = scratch();
     let mut fresh = Vec::new();

@@ -19,7 +19,7 @@ use crate::source::fs::{InputRoot, ReadError, read_text};
 use crate::source::record::InputLog;
 use crate::source::{Declared, Request, Sources, diags as source_diags};
 use crate::sourcemap::SourceMap;
-use crate::{describe, grant, project, secrets, yaml};
+use crate::{describe, grant, project, secrets};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -76,6 +76,10 @@ pub struct Options {
     /// nothing on their way changed ([`KeptReads::kept`](crate::KeptReads::kept), as
     /// `compile --watch` keeps them); the default keeps none.
     pub reads: crate::source::kept::KeptReads,
+    /// The pod's YAML tree an earlier compile in this process parsed, spliced where an
+    /// edit lies inside one service's entry ([`KeptTree::kept`](crate::KeptTree::kept), as
+    /// `compile --watch` keeps it); the default keeps none.
+    pub parsed: crate::yaml::kept::KeptTree,
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -335,14 +339,15 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
     };
     let pod_file = sources.add(pod_name, text);
     let env = read_env(opts, &pod_dir, sources, diags);
-    let root = match yaml::parse(pod_file, sources.get(pod_file)) {
-        Ok(root) => root,
+    let tree = match opts.parsed.parse(pod_file, sources.get(pod_file)) {
+        Ok(tree) => tree,
         Err(ds) => {
             diags.extend(ds);
             return None;
         }
     };
-    let (pod, ds) = parse_pod(pod_file, &root, &env);
+    let (pod, ds) = parse_pod(pod_file, tree.root(), &env);
+    opts.parsed.keep(tree);
     diags.extend(ds);
     let pod = pod?;
     // The settings that name services: each is checked against the pod, and a

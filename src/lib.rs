@@ -59,3 +59,4 @@ pub mod cli;
 pub use compile::{Compiled, Options, compile, compile_into};
 pub use describe::Decoded;
 pub use source::kept::{InputWatch, KeptReads};
+pub use yaml::kept::KeptTree;

@@ -73,8 +73,9 @@ pub(super) fn run(args: CompileArgs) -> i32 {
         crate::output::write::watch_signals();
     }
     if args.watch {
-        // Descriptors decoded and input files read by one compile are kept for the next.
-        let kept = Kept { decoded: crate::Decoded::kept(), reads: crate::KeptReads::kept() };
+        // Descriptors decoded, input files read and the pod's tree of one compile are kept
+        // for the next.
+        let kept = Kept { decoded: crate::Decoded::kept(), reads: crate::KeptReads::kept(), parsed: crate::KeptTree::kept() };
         return super::watch::run(args.format, &kept.reads, |idle| once(&args, idle, &kept));
     }
     once(&args, None, &Kept::default()).code
@@ -88,12 +89,13 @@ pub(super) struct Once {
     pub idle: Option<Idle>,
 }
 
-/// What a watch keeps from one compile for the next: the descriptors decoded and the
-/// input files read (none for a single compile).
+/// What a watch keeps from one compile for the next: the descriptors decoded, the input
+/// files read and the pod's YAML tree (none for a single compile).
 #[derive(Default)]
 struct Kept {
     decoded: crate::Decoded,
     reads: crate::KeptReads,
+    parsed: crate::KeptTree,
 }
 
 /// One `clawc compile`, starting from `idle` (what a watch read of `--out` since the last
@@ -138,6 +140,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &Kept) -> Once {
     let mut opts = options(&args.pod, &settings, secrets);
     opts.decoded = kept.decoded.clone();
     opts.reads = kept.reads.clone();
+    opts.parsed = kept.parsed.clone();
     // The settings were looked for from the pod's directory: their repository is the pod's.
     opts.repository = Some(settings.repository.clone());
     // Never a stat record in the repository under review (its author would write it).

@@ -159,5 +159,6 @@ pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options
         check_records: if s.no_cache.value { None } else { crate::disk::user_cache_dir().map(|d| d.join("check").join("v1")) },
         decoded: crate::Decoded::default(),
         reads: crate::KeptReads::default(),
+        parsed: crate::KeptTree::default(),
     }
 }

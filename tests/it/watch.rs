@@ -112,7 +112,13 @@ fn each_edit_of_the_pod_or_a_descriptor_is_compiled_and_a_broken_one_leaves_the_
     assert_eq!(tools(&pod).len(), 1);
     assert_eq!(tree(&pod.path("out")), fresh_tree(&pod));
 
-    pod.edit_pod("tools: [{service: api, allow: a}]", "tools: [api]");
+    // Put back over more lines (the entries after it move down: the watch parses the
+    // edited entry alone into the tree it kept), then on one again.
+    pod.edit_pod("tools: [{service: api, allow: a}]", "tools:\n        - service: api\n          allow: [a, b]\n");
+    assert_eq!(w.summary()["status"], "ok");
+    assert_eq!(tools(&pod).len(), 2);
+    assert_eq!(tree(&pod.path("out")), fresh_tree(&pod));
+    pod.edit_pod("tools:\n        - service: api\n          allow: [a, b]\n", "tools: [api]");
     assert_eq!(w.summary()["status"], "ok");
     assert_eq!(tools(&pod).len(), 2);
 

@@ -12,6 +12,9 @@ use crate::sourcemap::{FileId, Loc, SourceFile, Span};
 use saphyr_parser::{Event, Parser, ScalarStyle};
 use std::collections::HashMap;
 
+pub(crate) mod kept;
+mod splice;
+
 /// Deepest nesting accepted. Compose files are shallow; this only stops hostile input.
 pub(crate) const MAX_DEPTH: usize = 64;
 /// Most nodes one document may produce, counting every alias expansion.
@@ -108,7 +111,7 @@ impl Node {
     }
 
     /// Nodes and scalar bytes in this tree (what a copy of it costs).
-    fn weight(&self) -> (usize, usize) {
+    pub(crate) fn weight(&self) -> (usize, usize) {
         match &self.kind {
             Kind::Scalar { text, .. } => (1, text.len()),
             Kind::Seq(items) => items.iter().map(Node::weight).fold((1, 0), add),
@@ -134,7 +137,26 @@ fn parse_int(text: &str) -> Option<i64> {
 
 /// Parses one YAML document. An empty document gives a null scalar.
 pub(crate) fn parse(file: FileId, src: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
-    Builder::new(file, src).run()
+    parse_counted(file, src, MAX_DEPTH).map(|p| p.root)
+}
+
+/// A document's tree and what its parse counted against the budgets.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Parsed {
+    pub root: Node,
+    /// Nodes and scalar bytes charged (with [`Parsed::plain`], exactly the tree's weight).
+    pub nodes: usize,
+    pub bytes: usize,
+    /// No anchor, alias or merge key: every node is where its text is, once.
+    pub plain: bool,
+}
+
+/// [`parse`], nesting at most `max_depth` collections, with the counts.
+pub(crate) fn parse_counted(file: FileId, src: &SourceFile, max_depth: usize) -> Result<Parsed, Vec<Diagnostic>> {
+    let mut builder = Builder::new(file, src);
+    builder.max_depth = max_depth;
+    let root = builder.run()?;
+    Ok(Parsed { root, nodes: builder.nodes, bytes: builder.bytes, plain: builder.plain })
 }
 
 enum Frame {
@@ -153,6 +175,9 @@ struct Builder<'a> {
     root: Option<Node>,
     errors: Vec<Diagnostic>,
     cursor: CharCursor<'a>,
+    max_depth: usize,
+    /// No anchor, alias or merge key seen.
+    plain: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -167,6 +192,8 @@ impl<'a> Builder<'a> {
             root: None,
             errors: Vec::new(),
             cursor: CharCursor::new(&src.text),
+            max_depth: MAX_DEPTH,
+            plain: true,
         }
     }
 
@@ -182,7 +209,7 @@ impl<'a> Builder<'a> {
         Err(std::mem::take(&mut self.errors))
     }
 
-    fn run(mut self) -> Result<Node, Vec<Diagnostic>> {
+    fn run(&mut self) -> Result<Node, Vec<Diagnostic>> {
         let text = self.src.text.clone();
         let mut documents = 0;
         for item in Parser::new_from_str(&text) {
@@ -215,6 +242,7 @@ impl<'a> Builder<'a> {
                     self.finish(node, anchor)?;
                 }
                 Event::Alias(id) => {
+                    self.plain = false;
                     let Some(node) = self.anchors.get(&id) else {
                         return self.fail(
                             codes::SYNTAX,
@@ -265,7 +293,7 @@ impl<'a> Builder<'a> {
     }
 
     fn push(&mut self, frame: Frame, loc: Loc) -> Result<(), Vec<Diagnostic>> {
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() >= self.max_depth {
             return self
                 .fail(
                     codes::TOO_DEEP,
@@ -321,6 +349,7 @@ impl<'a> Builder<'a> {
                 own.push((k, v));
                 continue;
             }
+            self.plain = false;
             let sources: Vec<Node> = match v.kind {
                 Kind::Map(_) => vec![v],
                 Kind::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => items,
@@ -366,6 +395,7 @@ impl<'a> Builder<'a> {
                 .map(|_| ());
         }
         if anchor != 0 {
+            self.plain = false;
             // Keeping the anchor is a copy; nested anchors would otherwise multiply the tree.
             let (nodes, bytes) = node.weight();
             self.charge(nodes, bytes, node.loc)?;
