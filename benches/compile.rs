@@ -406,15 +406,10 @@ fn peak_kib(child: std::process::Child) -> i64 {
 fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
     let EditPod { pod: _pod, cache, path, original, edited } = EditPod::new(services, agent);
     let fresh_opts = clawc::Options { pod: path.clone(), check_records: Some(cache.path().to_path_buf()), ..Default::default() };
-    // The descriptors each compile decoded, kept for the next, as the watch keeps them.
-    // And the input files it read, while a watch of them reports no change; and the pod's
-    // tree, to parse only the edited service's entry again.
-    let opts = clawc::Options {
-        decoded: clawc::Decoded::kept(),
-        reads: clawc::KeptReads::kept(),
-        parsed: clawc::KeptTree::kept(),
-        ..fresh_opts.clone()
-    };
+    // What each compile keeps for the next, as the watch keeps it: the descriptors it
+    // decoded, the input files it read (while a watch of them reports no change), the pod's
+    // tree (to parse only the edited service's entry again) and the index.
+    let opts = clawc::Options { kept: clawc::Kept::all(), ..fresh_opts.clone() };
     let write = || clawc::output::write::WriteOptions { records: Some(cache.path()), ..Default::default() };
     let out = scratch();
     let mut fresh = Vec::new();
@@ -426,7 +421,7 @@ fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
     }
     written(&opts, out.path(), write(), true);
     // Every input file the compile read is watched (the pod among them), as the watch does.
-    let mut watch = opts.reads.watch([], None);
+    let mut watch = opts.kept.reads.watch([], None);
     let mut edit = Vec::new();
     for pod_text in std::iter::repeat_n([&edited, &original], rounds).flatten() {
         // Past the record's clock tick, as a person's next edit is.
@@ -434,7 +429,7 @@ fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
         let idle = clawc::output::idle::Idle::prepare(out.path(), &write(), true).expect("the tree is read while idle");
         std::fs::write(&path, pod_text).unwrap();
         let start = Instant::now();
-        opts.reads.compiling(watch.as_mut());
+        opts.kept.reads.compiling(watch.as_mut());
         let mut writer = clawc::output::write::Writer::new(out.path(), write(), true);
         let unwatch = writer.read_idle(idle);
         assert!(unwatch.used, "nothing changed under --out");
@@ -443,7 +438,7 @@ fn watch_edits(services: usize, agent: usize, rounds: usize) -> (f64, f64) {
         let summary = writer.finish(&compiled.secrets).unwrap();
         edit.push(start.elapsed());
         drop(unwatch); // as the watch does, once the compile is reported
-        watch = opts.reads.watch([], watch.take());
+        watch = opts.kept.reads.watch([], watch.take());
         assert!(summary.reused + 1 >= services, "an edit of agent-{agent} renders it alone: {}", summary.reused);
     }
     std::fs::write(&path, &original).unwrap();

@@ -68,18 +68,40 @@ pub struct Options {
     /// Where `--check` keeps its stat records (`None`: it hashes every file; see
     /// `output::record`): `<user cache>/check/v1` unless `--no-cache`.
     pub check_records: Option<PathBuf>,
-    /// Descriptors an earlier compile in this process decoded, by their text
-    /// ([`Decoded::kept`](crate::describe::Decoded::kept), as `compile --watch` keeps them); the
-    /// default keeps none.
+    /// What earlier compiles in this process kept for this one (`compile --watch`); the
+    /// default keeps nothing.
+    pub kept: Kept,
+}
+
+/// What one compile keeps for the next in the same process, as `compile --watch` does.
+/// Each part gives the next compile exactly what doing its work again would give, so a
+/// compile cannot tell kept from done; the default keeps nothing. Clones share what is
+/// kept.
+#[derive(Clone, Debug, Default)]
+pub struct Kept {
+    /// The descriptors decoded, by their text ([`Decoded::kept`](crate::Decoded::kept)).
     pub decoded: crate::describe::Decoded,
-    /// Input files an earlier compile in this process read, replayed while a watch says
-    /// nothing on their way changed ([`KeptReads::kept`](crate::KeptReads::kept), as
-    /// `compile --watch` keeps them); the default keeps none.
+    /// The input files read, replayed while a watch says nothing on their way changed
+    /// ([`KeptReads::kept`](crate::KeptReads::kept)).
     pub reads: crate::source::kept::KeptReads,
-    /// The pod's YAML tree an earlier compile in this process parsed, spliced where an
-    /// edit lies inside one service's entry ([`KeptTree::kept`](crate::KeptTree::kept), as
-    /// `compile --watch` keeps it); the default keeps none.
+    /// The pod's YAML tree, spliced where an edit lies inside one service's entry
+    /// ([`KeptTree::kept`](crate::KeptTree::kept)).
     pub parsed: crate::yaml::kept::KeptTree,
+    /// `report.json`'s index, by the digest of its inputs
+    /// ([`KeptIndex::kept`](crate::KeptIndex::kept)).
+    pub index: crate::project::index::KeptIndex,
+}
+
+impl Kept {
+    /// One that keeps every part.
+    pub fn all() -> Kept {
+        Kept {
+            decoded: crate::describe::Decoded::kept(),
+            reads: crate::source::kept::KeptReads::kept(),
+            parsed: crate::yaml::kept::KeptTree::kept(),
+            index: crate::project::index::KeptIndex::kept(),
+        }
+    }
 }
 
 /// The result of a compile: the artifacts (when there was no error) and every diagnostic.
@@ -243,7 +265,7 @@ fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &m
         .sum();
     let threads = crate::jobs::threads(opts.jobs);
     let clawc = if stream.sink.reuses() { build_identity() } else { None };
-    let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), sources, diags, stream)?;
+    let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), &opts.kept.index, sources, diags, stream)?;
     let built = crate::lock::Built { outputs: core.outputs, services: &core.analysis.registry.services };
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), built);
     // The lock is as sensitive as the most sensitive file it describes.
@@ -316,7 +338,7 @@ pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diag
 
 /// The log of the inputs a compile reads, confined to the pod's input root.
 fn open_log(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<InputLog> {
-    Some(InputLog::new(input_root_in(opts, diags, sources)?).keeping(&opts.reads))
+    Some(InputLog::new(input_root_in(opts, diags, sources)?).keeping(&opts.kept.reads))
 }
 
 /// [`read_pod`], its reads recorded in `log`.
@@ -339,7 +361,7 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
     };
     let pod_file = sources.add(pod_name, text);
     let env = read_env(opts, &pod_dir, sources, diags);
-    let tree = match opts.parsed.parse(pod_file, sources.get(pod_file)) {
+    let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file)) {
         Ok(tree) => tree,
         Err(ds) => {
             diags.extend(ds);
@@ -347,7 +369,7 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
         }
     };
     let (pod, ds) = parse_pod(pod_file, tree.root(), &env);
-    opts.parsed.keep(tree);
+    opts.kept.parsed.keep(tree);
     diags.extend(ds);
     let pod = pod?;
     // The settings that name services: each is checked against the pod, and a
@@ -563,13 +585,13 @@ fn decode_all(
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, Described> {
     let skills = crate::source::Skills { pod_dir, log };
-    opts.decoded.begin();
+    opts.kept.decoded.begin();
     // Runs of about the same bytes to decode (agents, which have none, sort before the
     // tool services in most pods). Below 64 KiB one thread decodes faster than two start.
     let weight = |(_, _, r): &(_, _, describe::service::Registered)| r.weight(sources);
     let runs = crate::jobs::map_weighted(&registered, crate::jobs::threads(opts.jobs), 64 << 10, weight, |_, run| {
         run.iter()
-            .map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources, &opts.decoded))
+            .map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources, &opts.kept.decoded))
             .collect::<Vec<_>>()
     });
     let mut out = BTreeMap::new();
@@ -629,7 +651,7 @@ impl<'s> Stream<'s> {
         let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
             run.iter().map(|a| (a.rendering(), crate::lock::output_digest(a, secrets))).collect::<Vec<_>>()
         });
-        let hashes: std::collections::HashMap<(usize, u32), [u8; 32]> = hashed.into_iter().flatten().collect();
+        let hashes: foldhash::HashMap<(usize, u32), [u8; 32]> = hashed.into_iter().flatten().collect();
         let batch: Vec<Output> = files
             .into_iter()
             .map(|(path, artifact)| {
@@ -674,6 +696,7 @@ pub(crate) fn build(
     mode: grant::SecretMode,
     threads: usize,
     clawc: Option<&[u8]>,
+    index: &project::index::KeptIndex,
     sources: &SourceMap,
     diags: &mut Diagnostics,
     stream: &mut Stream<'_>,
@@ -709,13 +732,13 @@ pub(crate) fn build(
     // put and the memo have grown (made last, its 3.4 MB at 30,000 agent ids were the
     // largest block at the peak). It holds no token in either mode; scan it on its own.
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let report = project::index(&pod, &registry, &plans, sources, &warnings);
+    let report = index.index(&pod, &registry, &plans, sources, &warnings);
     let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
     diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
     if diags.has_errors() {
         return None;
     }
-    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report.into(), secret: false, executable: false })], &secrets, 1);
+    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report, secret: false, executable: false })], &secrets, 1);
     let mut take = Projecting {
         pod: &pod,
         registry: &registry,
@@ -805,7 +828,7 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         };
         let start = self.stream.outputs.len();
         self.stream.put(files, self.secrets, self.threads);
-        let put: std::collections::HashMap<&str, &Arc<str>> = self.stream.outputs[start..].iter().map(|(p, _)| (&**p, p)).collect();
+        let put: foldhash::HashMap<&str, &Arc<str>> = self.stream.outputs[start..].iter().map(|(p, _)| (&**p, p)).collect();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.

@@ -124,9 +124,19 @@ fn compile_texts(pod_text: String, descriptors: &[(&str, String)]) {
             let mut ds = diags.clone();
             let mut tree = crate::artifact::ArtifactSet::default();
             let mut stream = compile::Stream::new(&mut tree);
-            if let Some(built) =
-                compile::build(pod.clone(), described.clone(), &Default::default(), &env, mode, 1, None, &sources, &mut ds, &mut stream)
-            {
+            if let Some(built) = compile::build(
+                pod.clone(),
+                described.clone(),
+                &Default::default(),
+                &env,
+                mode,
+                1,
+                None,
+                &Default::default(),
+                &sources,
+                &mut ds,
+                &mut stream,
+            ) {
                 std::hint::black_box((built.outputs, tree));
             }
             render(&ds.sorted(&sources).0, &sources);

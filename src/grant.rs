@@ -8,7 +8,8 @@ use crate::pod::env::Env;
 use crate::pod::{Allow, FeedEntry, Origin, Pod, Role, Service, interp};
 use crate::registry::Registry;
 use crate::sourcemap::Loc;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Most tools granted in one pod, counting each replica of a consumer: what the output

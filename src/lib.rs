@@ -56,7 +56,9 @@ pub(crate) mod yaml;
 
 pub mod cli;
 
-pub use compile::{Compiled, Options, compile, compile_into};
+pub use compile::{Compiled, Kept, Options, compile, compile_into};
 pub use describe::Decoded;
+pub use grant::SecretMode;
+pub use project::index::KeptIndex;
 pub use source::kept::{InputWatch, KeptReads};
 pub use yaml::kept::KeptTree;

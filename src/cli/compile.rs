@@ -75,10 +75,10 @@ pub(super) fn run(args: CompileArgs) -> i32 {
     if args.watch {
         // Descriptors decoded, input files read and the pod's tree of one compile are kept
         // for the next.
-        let kept = Kept { decoded: crate::Decoded::kept(), reads: crate::KeptReads::kept(), parsed: crate::KeptTree::kept() };
+        let kept = crate::Kept::all();
         return super::watch::run(args.format, &kept.reads, |idle| once(&args, idle, &kept));
     }
-    once(&args, None, &Kept::default()).code
+    once(&args, None, &crate::Kept::default()).code
 }
 
 /// What one compile of a `--watch` (or the only one) leaves: its exit code, the input
@@ -89,18 +89,9 @@ pub(super) struct Once {
     pub idle: Option<Idle>,
 }
 
-/// What a watch keeps from one compile for the next: the descriptors decoded, the input
-/// files read and the pod's YAML tree (none for a single compile).
-#[derive(Default)]
-struct Kept {
-    decoded: crate::Decoded,
-    reads: crate::KeptReads,
-    parsed: crate::KeptTree,
-}
-
 /// One `clawc compile`, starting from `idle` (what a watch read of `--out` since the last
 /// compile) when it is given, and from what `kept` holds of earlier compiles.
-fn once(args: &CompileArgs, idle: Option<Idle>, kept: &Kept) -> Once {
+fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
     let pod_dir = crate::compile::pod_dir(&args.pod);
     // Whatever happens, the pod and the settings it names are inputs to watch.
     let mut inputs = vec![args.pod.clone()];
@@ -138,9 +129,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &Kept) -> Once {
         args.pod.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from).join(".claw-compiled")
     });
     let mut opts = options(&args.pod, &settings, secrets);
-    opts.decoded = kept.decoded.clone();
-    opts.reads = kept.reads.clone();
-    opts.parsed = kept.parsed.clone();
+    opts.kept = kept.clone();
     // The settings were looked for from the pod's directory: their repository is the pod's.
     opts.repository = Some(settings.repository.clone());
     // Never a stat record in the repository under review (its author would write it).

@@ -157,8 +157,6 @@ pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options
         provenance: s.provenance(),
         lock_image_sources: None,
         check_records: if s.no_cache.value { None } else { crate::disk::user_cache_dir().map(|d| d.join("check").join("v1")) },
-        decoded: crate::Decoded::default(),
-        reads: crate::KeptReads::default(),
-        parsed: crate::KeptTree::default(),
+        kept: crate::Kept::default(),
     }
 }

@@ -12,7 +12,7 @@
 use super::SharedDescriptor;
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, SourceFile};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What decoding one text gave.

@@ -30,7 +30,7 @@ use super::known::Known;
 use super::memo::Seal;
 use super::write::{Previous, STAGE, check_names, known_and_memo, open_for_lock, previous_lock};
 use crate::artifact::Memo;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,7 +144,7 @@ fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> O
 
 /// The memo's services in order, each looked at whole, until `stop` says so.
 fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known, stop: &dyn Fn() -> bool) -> HashMap<String, bool> {
-    let mut looked = HashMap::new();
+    let mut looked = HashMap::default();
     let Some(mut walk) = known.walk(out) else { return looked };
     for (service, (_, files)) in &memo.0 {
         if stop() {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 pub(crate) struct Outputs {
     entries: Vec<Entry>,
     by_path: HashTable<u32>,
-    hasher: std::hash::RandomState,
+    hasher: foldhash::fast::RandomState,
 }
 
 #[derive(Debug)]

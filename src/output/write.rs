@@ -31,8 +31,9 @@ use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::{LOCK, Pending};
+use foldhash::{HashMap, HashMapExt};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -760,7 +761,9 @@ impl Open {
             .map(|(service, key)| {
                 let (memo_key, files) = memo.0.remove(*service)?;
                 let ahead = self.looked.remove(*service);
-                (memo_key == **key && check_names(files.iter().map(|f| &*f.path)).is_ok()).then_some((files, ahead))
+                // A service looked at ahead had its names checked there.
+                let named = ahead.is_some() || check_names(files.iter().map(|f| &*f.path)).is_ok();
+                (memo_key == **key && named).then_some((files, ahead))
             })
             .collect();
         let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();

@@ -17,6 +17,7 @@
 //! ```
 
 pub(crate) mod context_md;
+pub(crate) mod index;
 pub(crate) mod mediated;
 pub(crate) mod native;
 pub(crate) mod report;
@@ -24,7 +25,6 @@ pub(crate) mod reuse;
 pub(crate) mod skills;
 
 use crate::artifact::Artifact;
-use crate::diag::Diagnostic;
 use crate::grant::{Plan, SecretMode};
 use crate::pod::{Claw, Pod};
 use crate::registry::Registry;
@@ -51,7 +51,7 @@ pub(crate) type Services<'a> = [(&'a String, &'a Plan)];
 /// redacted (`${VAR}`), a batch of whole agent services at a time, and hands each batch to
 /// `take` in service order (each service's files apart). A service `take` says it
 /// already holds ([`Take::reused`]) is not rendered. [`inline`] then renders the files
-/// where `--secrets inline` asks for literal tokens. ([`index`], the report index, is
+/// where `--secrets inline` asks for literal tokens. ([`index::index`], the report index, is
 /// rendered before: it needs no rendered file, only every warning.) The services
 /// of a batch are rendered on up to `threads` threads (each service's rendering is
 /// independent of the others'); the batches are cut by agent count, so they are the same
@@ -237,18 +237,4 @@ pub(crate) fn inline(
         }
     }
     out
-}
-
-/// The report index, `report.json`: the pod, the agents of the services that have plans,
-/// its services, and every warning.
-pub(crate) fn index(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &SourceMap, warnings: &[Diagnostic]) -> Vec<u8> {
-    let services = plans.keys().filter_map(|s| Some((s.as_str(), pod.services.get(s.as_str())?.claw.as_ref()?.count)));
-    let report = report::Report {
-        version: report::VERSION,
-        pod: &pod.name,
-        agents: report::Agents::of(services),
-        services: report::services_report(pod, reg, sources),
-        warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
-    };
-    crate::artifact::json::to_go_json(&report)
 }

@@ -17,6 +17,7 @@ mod grants;
 mod harness;
 mod hostile;
 mod images;
+mod kept;
 mod layers;
 mod merge;
 mod native;

@@ -1,0 +1,103 @@
+//! The report index, `report.json`, and the index a watch keeps: the index is the same
+//! bytes for every edit that leaves its inputs alone (a grant changed, a tool's schema
+//! edited), and rendering it is a tenth of a watched one-agent edit, so a compile in a
+//! watch takes the last one's bytes when the digest of its inputs is unchanged.
+//!
+//! [`index`] reads the pod's name, the agent services with plans and their counts, the
+//! registry (through [`super::report::services_report`]), the source files' names and the
+//! warnings. The key digests each of them; anything `index` reads in future must join
+//! [`key`] (`kept_and_rendered_are_the_same_bytes` compares the two over every golden case).
+
+use super::report;
+use crate::diag::Diagnostic;
+use crate::digest::Feed;
+use crate::grant::Plan;
+use crate::pod::Pod;
+use crate::registry::Registry;
+use crate::sourcemap::SourceMap;
+use std::collections::BTreeMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Bumped when what the key covers changes.
+const KEY_VERSION: &str = "clawc-index-key-1";
+
+/// The report index, `report.json`: the pod, the agents of the services that have plans,
+/// its services, and every warning.
+pub(crate) fn index(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &SourceMap, warnings: &[Diagnostic]) -> Vec<u8> {
+    let report = report::Report {
+        version: report::VERSION,
+        pod: &pod.name,
+        agents: report::Agents::of(agent_services(pod, plans)),
+        services: report::services_report(pod, reg, sources),
+        warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
+    };
+    crate::artifact::json::to_go_json(&report)
+}
+
+/// The agent services with plans, and each one's `count`.
+fn agent_services<'a>(pod: &'a Pod, plans: &'a BTreeMap<String, Plan>) -> impl Iterator<Item = (&'a str, u32)> {
+    plans.keys().filter_map(|s| Some((s.as_str(), pod.services.get(s.as_str())?.claw.as_ref()?.count)))
+}
+
+/// The digest of everything [`index`] reads.
+fn key(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &SourceMap, warnings: &[Diagnostic]) -> [u8; 32] {
+    let mut h = Feed::default();
+    (KEY_VERSION, report::VERSION, &pod.name).hash(&mut h);
+    agent_services(pod, plans).for_each(|a| a.hash(&mut h));
+    reg.services.len().hash(&mut h);
+    for (name, service) in &reg.services {
+        // The descriptor's content is digested once (`SharedDescriptor`).
+        (name, pod.builtins.get(name).map(|b| &b.why), sources.name(service.file), service).hash(&mut h);
+    }
+    warnings.len().hash(&mut h);
+    for w in warnings {
+        h.bytes(&serde_json::to_vec(&w.to_json(sources)).expect("a diagnostic serializes"));
+    }
+    h.digest()
+}
+
+/// The index the last compile rendered, by the digest of its inputs: none kept unless
+/// made with [`KeptIndex::kept`]. Clones share what is kept.
+#[derive(Clone, Default)]
+pub struct KeptIndex(Option<Arc<Mutex<Held>>>);
+
+/// The last index rendered, and the digest of its inputs.
+type Held = Option<([u8; 32], Arc<[u8]>)>;
+
+impl std::fmt::Debug for KeptIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = self.0.as_ref().map(|k| k.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|(_, b)| b.len()));
+        f.debug_tuple("KeptIndex").field(&held).finish()
+    }
+}
+
+impl KeptIndex {
+    /// One that keeps each compile's index for the next.
+    pub fn kept() -> KeptIndex {
+        KeptIndex(Some(Arc::default()))
+    }
+
+    /// [`index`]: the kept bytes when its inputs are what they were, else rendered (and
+    /// kept, when this keeps).
+    pub(crate) fn index(
+        &self,
+        pod: &Pod,
+        reg: &Registry,
+        plans: &BTreeMap<String, Plan>,
+        sources: &SourceMap,
+        warnings: &[Diagnostic],
+    ) -> Arc<[u8]> {
+        let Some(kept) = &self.0 else { return index(pod, reg, plans, sources, warnings).into() };
+        let key = key(pod, reg, plans, sources, warnings);
+        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*kept {
+            Some((k, bytes)) if *k == key => Arc::clone(bytes),
+            _ => {
+                let bytes: Arc<[u8]> = index(pod, reg, plans, sources, warnings).into();
+                *kept = Some((key, Arc::clone(&bytes)));
+                bytes
+            }
+        }
+    }
+}
