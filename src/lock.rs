@@ -160,7 +160,7 @@ impl Listed {
         // compile's peak), the positions a sixth of it. Of two equal paths, the one put
         // later sorts later, and is the one kept (moved into the earlier one's place).
         let mut order: Vec<usize> = (0..outputs.len()).collect();
-        order.sort_by(|&a, &b| outputs[a].0.cmp(&outputs[b].0));
+        order.sort_unstable_by(|&a, &b| outputs[a].0.cmp(&outputs[b].0).then(a.cmp(&b)));
         permute(&mut outputs, order);
         outputs.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
