@@ -419,7 +419,9 @@ impl Pending {
     /// Its digest, by writing it through SHA-256.
     fn hashed(&self) -> [u8; 32] {
         use sha2::Digest;
-        // Unbuffered: SHA-256 keeps its own block, and a write into it cannot fail.
+        // Buffered: the outputs go in small pieces (five a path), and each update of the
+        // hash costs more than a copy. A write into it cannot fail.
+        #[derive(Debug)]
         struct Hashing(sha2::Sha256);
         impl std::io::Write for Hashing {
             fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -430,9 +432,9 @@ impl Pending {
                 Ok(())
             }
         }
-        let mut h = Hashing(sha2::Sha256::new());
+        let mut h = std::io::BufWriter::with_capacity(1 << 16, Hashing(sha2::Sha256::new()));
         let _ = self.write_to(&mut h);
-        h.0.finalize().into()
+        h.into_inner().expect("a write into a hash cannot fail").0.finalize().into()
     }
 }
 
