@@ -703,7 +703,7 @@ pub(crate) fn build(
 ) -> Option<Core> {
     let (registry, ds) = Registry::build(described, sources);
     diags.extend(ds);
-    let (plans, ds) = grant::resolve(&pod, &registry, env, mode);
+    let (plans, ds) = grant::resolve_on(&pod, &registry, env, mode, threads);
     diags.extend(ds);
     if diags.has_errors() {
         return None;

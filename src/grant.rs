@@ -111,28 +111,55 @@ pub struct Plan {
 
 /// Resolves every agent service's grants. Plans are keyed by service name.
 pub(crate) fn resolve(pod: &Pod, reg: &Registry, env: &Env, mode: SecretMode) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
-    let mut r = Resolver {
-        pod,
-        reg,
-        env,
-        mode,
-        diags: Vec::new(),
-        auth_reported: HashSet::new(),
-        tool_names: HashMap::new(),
-        suggestions_left: MAX_SUGGESTIONS,
-        granted: 0,
-        providers: HashMap::new(),
-    };
-    let mut plans = BTreeMap::new();
-    for (name, svc) in &pod.services {
-        let Some(claw) = svc.claw.as_ref().filter(|c| c.role == Role::Agent) else { continue };
-        if !r.provider_is_agent(svc) {
-            r.require_cllama(svc);
-        }
-        let plan = Plan { tools: r.tools(svc), feeds: r.feeds(svc), memory: claw.memory.as_ref().and_then(|m| r.memory(svc, m)) };
-        plans.insert(name.clone(), plan);
-    }
+    let agents: Vec<&Service> = pod.services.values().filter(|s| is_agent(s)).collect();
+    let mut r = Resolver::new(pod, reg, env, mode);
+    let plans = agents.iter().map(|svc| (svc.name.clone(), r.plan(svc))).collect();
     (plans, crate::diag::cap(r.diags))
+}
+
+/// [`resolve`] on up to `threads` threads, with the same result whatever their number:
+/// each run of services has a resolver of its own, and a pod whose runs report anything,
+/// or grant past [`MAX_GRANTED_TOOLS`] together, is resolved again on one thread (what is
+/// reported, the suggestions' budget and each missing token reported once, is the pod's,
+/// in the services' order). Most pods report nothing.
+pub(crate) fn resolve_on(
+    pod: &Pod,
+    reg: &Registry,
+    env: &Env,
+    mode: SecretMode,
+    threads: usize,
+) -> (BTreeMap<String, Plan>, Vec<Diagnostic>) {
+    let agents: Vec<&Service> = pod.services.values().filter(|s| is_agent(s)).collect();
+    if threads < 2 || agents.len() < 2 * MIN_RUN {
+        return resolve(pod, reg, env, mode);
+    }
+    // Each run looks its variables up in a copy of its own (the lookups are recorded for
+    // the lock), added back to `env` when the runs are taken.
+    let copies: Vec<std::sync::Mutex<Option<Env>>> = (0..threads).map(|_| std::sync::Mutex::new(Some(env.clone()))).collect();
+    let runs = crate::jobs::map_runs(&agents, threads, MIN_RUN, |_, run| {
+        let env = copies.iter().find_map(|c| c.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()).expect("a copy per run");
+        let mut r = Resolver::new(pod, reg, &env, mode);
+        let plans: Vec<(String, Plan)> = run.iter().map(|svc| (svc.name.clone(), r.plan(svc))).collect();
+        let (clean, granted) = (r.diags.is_empty(), r.granted);
+        (plans, clean, granted, env)
+    });
+    let granted = runs.iter().fold(0u64, |n, run| n.saturating_add(run.2));
+    if runs.iter().any(|run| !run.1) || granted > MAX_GRANTED_TOOLS {
+        return resolve(pod, reg, env, mode);
+    }
+    let mut plans = BTreeMap::new();
+    for (run, _, _, looked) in runs {
+        env.absorb(&looked);
+        plans.extend(run);
+    }
+    (plans, Vec::new())
+}
+
+/// Fewest agent services a thread resolves (below, one thread resolves them faster).
+const MIN_RUN: usize = 64;
+
+fn is_agent(svc: &Service) -> bool {
+    svc.claw.as_ref().is_some_and(|c| c.role == Role::Agent)
 }
 
 struct Resolver<'a> {
@@ -154,6 +181,30 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    fn new(pod: &'a Pod, reg: &'a Registry, env: &'a Env, mode: SecretMode) -> Self {
+        Resolver {
+            pod,
+            reg,
+            env,
+            mode,
+            diags: Vec::new(),
+            auth_reported: HashSet::new(),
+            tool_names: HashMap::new(),
+            suggestions_left: MAX_SUGGESTIONS,
+            granted: 0,
+            providers: HashMap::new(),
+        }
+    }
+
+    /// An agent service's plan.
+    fn plan(&mut self, svc: &'a Service) -> Plan {
+        if !self.provider_is_agent(svc) {
+            self.require_cllama(svc);
+        }
+        let memory = svc.claw.as_ref().and_then(|c| c.memory.as_ref()).and_then(|m| self.memory(svc, m));
+        Plan { tools: self.tools(svc), feeds: self.feeds(svc), memory }
+    }
+
     /// [`suggest`] while the run's budget lasts, then just the fallback.
     fn suggest<'c>(&mut self, needle: &str, candidates: impl IntoIterator<Item = &'c str>, fallback: impl Into<String>) -> String {
         if self.suggestions_left == 0 {

@@ -52,6 +52,12 @@ impl Env {
         out
     }
 
+    /// Records the lookups `other` (a copy of this one) recorded.
+    pub(crate) fn absorb(&self, other: &Env) {
+        self.used.borrow_mut().extend(other.used.borrow().iter().cloned());
+        self.secret.borrow_mut().extend(other.secret.borrow().iter().cloned());
+    }
+
     /// Names looked up outside token resolution (their values shape the output).
     pub(crate) fn used(&self) -> BTreeSet<String> {
         let secret = self.secret.borrow();

@@ -288,3 +288,35 @@ fn differing<'a>(
     let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).take(5).map(String::as_str).collect()
 }
+
+/// A big pod's grants are resolved on every core (runs of 64 agent services, each with a
+/// resolver of its own): plans, the lock's record of the variables looked up, and every
+/// diagnostic are the same for any thread count, for a pod that compiles and for one with
+/// mistakes (resolved again on one thread, so each is reported as it would be there).
+#[test]
+fn grants_resolved_on_many_threads_are_what_one_thread_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    generate::generate_with(dir.path(), 200, 1);
+    let tokens: Vec<(String, String)> = (1..generate::TOOL_SERVICES).map(|s| (format!("TOKEN_{s}"), format!("tok-{s}-abcdef"))).collect();
+    let pod = dir.path().join("claw-pod.yml");
+    let run = |jobs: usize| {
+        let c = clawc::compile(&clawc::Options { pod: pod.clone(), jobs, process_env: tokens.clone(), ..Default::default() });
+        let diagnostics: Vec<String> = c.diagnostics.0.iter().map(|d| serde_json::to_string(&d.to_json(&c.sources)).unwrap()).collect();
+        let code = c.exit_code();
+        let tree: std::collections::BTreeMap<String, Vec<u8>> =
+            c.artifacts.map(|a| a.0.into_iter().map(|(p, a)| (p, a.bytes.to_vec())).collect()).unwrap_or_default();
+        (code, diagnostics, tree)
+    };
+    let one = run(1);
+    assert_eq!((one.0, one.2.len()), (0, 200 * 4 + 2), "{:?}", one.1);
+    assert!(run(2) == one && run(4) == one, "the tree differs with more threads");
+    // Mistakes in two runs: a tool the descriptor does not declare, a token unset.
+    let text = std::fs::read_to_string(&pod).unwrap();
+    let at = text.find("  agent-150:\n").unwrap();
+    let broken = format!("{}{}", &text[..at], text[at..].replacen("allow: [op_0", "allow: [op_x, op_0", 1));
+    std::fs::write(&pod, broken.replacen("      TOKEN_3: ${TOKEN_3}\n", "      TOKEN_3: ${UNSET_TOKEN}\n", 1)).unwrap();
+    let one = run(1);
+    assert_eq!(one.0, 2, "{:?}", one.1);
+    assert!(one.1.iter().any(|d| d.contains("op_x")), "{:?}", one.1);
+    assert_eq!(run(2), one, "the diagnostics differ with more threads");
+}
