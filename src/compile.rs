@@ -13,7 +13,7 @@ use crate::image::cache::Cache;
 use crate::image::{ImageSet, ImageSource};
 use crate::output::sink::Sink;
 use crate::pod::env::{Env, parse_dotenv};
-use crate::pod::{Pod, parse_pod};
+use crate::pod::{Pod, parse_pod_on};
 use crate::registry::Registry;
 use crate::source::fs::{InputRoot, ReadError, read_text};
 use crate::source::record::InputLog;
@@ -368,7 +368,7 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
             return None;
         }
     };
-    let (pod, ds) = parse_pod(pod_file, tree.root(), &env);
+    let (pod, ds) = parse_pod_on(pod_file, tree.root(), &env, crate::jobs::threads(opts.jobs));
     opts.kept.parsed.keep(tree);
     diags.extend(ds);
     let pod = pod?;

@@ -11,7 +11,7 @@ mod ports;
 use crate::sourcemap::{FileId, Loc};
 use std::collections::BTreeMap;
 
-pub(crate) use parse::parse_pod;
+pub(crate) use parse::{parse_pod, parse_pod_on};
 
 /// Most replicas one service may ask for with `x-claw.count`. Every replica is an agent
 /// with its own context directory, so this bounds the output of one line of YAML.

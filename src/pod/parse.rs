@@ -88,8 +88,14 @@ const MAX_SUGGESTIONS: usize = 50;
 
 /// Parses the pod. Returns the pod when no error was found, and every diagnostic.
 pub(crate) fn parse_pod(file: FileId, root: &Node, env: &Env) -> (Option<Pod>, Vec<Diagnostic>) {
-    let mut cx = Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS };
-    let pod = cx.pod(root);
+    parse_pod_on(file, root, env, 1)
+}
+
+/// [`parse_pod`], the services read on up to `threads` threads (the same result whatever
+/// their number: see [`Cx::services_on`]).
+pub(crate) fn parse_pod_on(file: FileId, root: &Node, env: &Env, threads: usize) -> (Option<Pod>, Vec<Diagnostic>) {
+    let mut cx = Cx::new(file, env);
+    let pod = cx.pod(root, threads);
     let has_errors = cx.diags.iter().any(Diagnostic::is_error);
     (pod.filter(|_| !has_errors), crate::diag::cap(cx.diags))
 }
@@ -118,7 +124,63 @@ struct Cx<'e> {
     suggestions_left: usize,
 }
 
-impl Cx<'_> {
+/// Fewest services a thread reads (below, one thread reads them faster).
+const MIN_RUN: usize = 64;
+
+impl<'e> Cx<'e> {
+    fn new(file: FileId, env: &'e Env) -> Self {
+        Cx { file, env, diags: Vec::new(), agents: 0, entries: 0, suggestions_left: MAX_SUGGESTIONS }
+    }
+
+    /// The services of `map`, in its order.
+    fn services(&mut self, map: &[(Node, Node)], defaults: &Defaults) -> BTreeMap<String, Service> {
+        let mut services = BTreeMap::new();
+        for (k, v) in map {
+            let Some(svc) = self.string(k, "a service name") else { continue };
+            if !self.service_name(&svc) {
+                continue;
+            }
+            if let Some(s) = self.service(&svc, v, defaults) {
+                self.count_agents(&s);
+                services.insert(svc.value.clone(), s);
+            }
+        }
+        services
+    }
+
+    /// [`Cx::services`] on up to `threads` threads: runs of services, each read with a
+    /// context and a copy of the variables of its own (their lookups added back for the
+    /// lock). When a run reports anything, or the runs together pass the pod's budgets,
+    /// the services are read again on this thread, so what is reported (and the order
+    /// budgets run out in) is what one thread reports. Most pods report nothing.
+    fn services_on(&mut self, map: &[(Node, Node)], defaults: &Defaults, threads: usize) -> BTreeMap<String, Service> {
+        if threads < 2 || map.len() < 2 * MIN_RUN {
+            return self.services(map, defaults);
+        }
+        let copies: Vec<std::sync::Mutex<Option<Env>>> = (0..threads).map(|_| std::sync::Mutex::new(Some(self.env.clone()))).collect();
+        let file = self.file;
+        let runs = crate::jobs::map_runs(map, threads, MIN_RUN, |_, run| {
+            let env =
+                copies.iter().find_map(|c| c.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()).expect("a copy per run");
+            let mut cx = Cx::new(file, &env);
+            let services = cx.services(run, defaults);
+            let (clean, agents, entries) = (cx.diags.is_empty(), cx.agents, cx.entries);
+            (services, clean, agents, entries, env)
+        });
+        let agents = runs.iter().fold(self.agents, |n, r| n.saturating_add(r.2));
+        let entries = runs.iter().fold(self.entries, |n, r| n.saturating_add(r.3));
+        if runs.iter().any(|r| !r.1) || agents > MAX_AGENTS || entries > MAX_ENTRIES {
+            return self.services(map, defaults);
+        }
+        (self.agents, self.entries) = (agents, entries);
+        let mut services = BTreeMap::new();
+        for (run, _, _, _, looked) in runs {
+            self.env.absorb(&looked);
+            services.extend(run);
+        }
+        services
+    }
+
     fn error(&mut self, code: crate::diag::Code, msg: impl Into<String>, loc: Loc, help: impl Into<String>) {
         self.diags.push(Diagnostic::error(code, msg).at(loc).help(help));
     }
@@ -258,7 +320,7 @@ impl Cx<'_> {
         true
     }
 
-    fn pod(&mut self, root: &Node) -> Option<Pod> {
+    fn pod(&mut self, root: &Node, threads: usize) -> Option<Pod> {
         if root.as_map().is_none() {
             self.error(
                 diags::NOT_A_POD,
@@ -282,17 +344,7 @@ impl Cx<'_> {
             Some(x) if !x.is_null() => self.pod_claw(x),
             _ => (String::new(), Defaults::default()),
         };
-        let mut services = BTreeMap::new();
-        for (k, v) in services_map {
-            let Some(svc) = self.string(k, "a service name") else { continue };
-            if !self.service_name(&svc) {
-                continue;
-            }
-            if let Some(s) = self.service(&svc, v, &defaults) {
-                self.count_agents(&s);
-                services.insert(svc.value.clone(), s);
-            }
-        }
+        let mut services = self.services_on(services_map, &defaults, threads);
         let master =
             root.get("x-claw").and_then(|x| x.get("master")).and_then(Node::as_str).map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
         self.check_feed_sources(&services, master.is_some());

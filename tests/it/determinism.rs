@@ -289,12 +289,13 @@ fn differing<'a>(
     keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).take(5).map(String::as_str).collect()
 }
 
-/// A big pod's grants are resolved on every core (runs of 64 agent services, each with a
-/// resolver of its own): plans, the lock's record of the variables looked up, and every
-/// diagnostic are the same for any thread count, for a pod that compiles and for one with
-/// mistakes (resolved again on one thread, so each is reported as it would be there).
+/// A big pod's services are read, and their grants resolved, on every core (runs of 64
+/// services, each with a context of its own): plans, the lock's record of the variables
+/// looked up, and every diagnostic are the same for any thread count, for a pod that
+/// compiles and for ones with mistakes (read or resolved again on one thread, so each is
+/// reported as it would be there).
 #[test]
-fn grants_resolved_on_many_threads_are_what_one_thread_resolves() {
+fn services_read_and_grants_resolved_on_many_threads_are_what_one_thread_gives() {
     let dir = tempfile::tempdir().unwrap();
     generate::generate_with(dir.path(), 200, 1);
     let tokens: Vec<(String, String)> = (1..generate::TOOL_SERVICES).map(|s| (format!("TOKEN_{s}"), format!("tok-{s}-abcdef"))).collect();
@@ -318,5 +319,14 @@ fn grants_resolved_on_many_threads_are_what_one_thread_resolves() {
     let one = run(1);
     assert_eq!(one.0, 2, "{:?}", one.1);
     assert!(one.1.iter().any(|d| d.contains("op_x")), "{:?}", one.1);
+    assert_eq!(run(2), one, "the diagnostics differ with more threads");
+    // Mistakes in how two services are written (the services are read on every core too).
+    let misread = text
+        .replacen("      count: 1\n", "      count: many\n", 1)
+        .replace("  agent-170:\n    image: agent\n", "  agent-170:\n    image: [agent]\n");
+    std::fs::write(&pod, misread).unwrap();
+    let one = run(1);
+    assert_eq!(one.0, 2, "{:?}", one.1);
+    assert!(one.1.len() >= 2, "{:?}", one.1);
     assert_eq!(run(2), one, "the diagnostics differ with more threads");
 }
