@@ -228,3 +228,25 @@ pub(crate) fn forge(path: &std::path::Path, replace: bool) {
     let now = std::fs::metadata(path).unwrap();
     assert_eq!((now.len(), now.modified().unwrap()), (meta.len(), meta.modified().unwrap()), "size and mtime kept");
 }
+
+/// `f(case directory, name)` for every golden case (`tests/cases/*`), in name order, on
+/// every core (each case is hundreds of compiles); the results in the cases' order.
+pub(crate) fn on_every_golden_case<R: Send>(f: impl Fn(&Path, &str) -> R + Sync) -> Vec<R> {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut names: Vec<_> = std::fs::read_dir(&cases).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    let (names, cases, f) = (&names, &cases, &f);
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    names.iter().enumerate().skip(t).step_by(threads).map(|(i, n)| (i, f(&cases.join(n), n))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, R)> = runs.into_iter().flat_map(|r| r.join().unwrap()).collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    })
+}

@@ -122,19 +122,7 @@ fn edits_of(dir: &Path, name: &str) -> (u64, u64) {
 
 #[test]
 fn a_compile_with_what_the_last_one_kept_gives_what_one_without_gives() {
-    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let mut names: Vec<_> = std::fs::read_dir(&cases).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    names.sort();
-    let threads = std::thread::available_parallelism().map_or(2, usize::from);
-    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
-        let runs: Vec<_> = (0..threads)
-            .map(|t| {
-                let (names, cases) = (&names, &cases);
-                scope.spawn(move || names.iter().skip(t).step_by(threads).map(|name| edits_of(&cases.join(name), name)).collect::<Vec<_>>())
-            })
-            .collect();
-        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
-    });
+    let results: Vec<(u64, u64)> = super::harness::on_every_golden_case(edits_of);
     let cases: u64 = results.iter().map(|r| r.0).sum();
     let edits: u64 = results.iter().map(|r| r.1).sum();
     assert!(cases >= 10, "only {cases} golden cases compiled");

@@ -116,20 +116,7 @@ fn without_service(pod: &str, name: &str) -> Option<String> {
 
 #[test]
 fn a_recompile_that_takes_services_from_the_tree_writes_what_a_compile_without_the_memo_writes() {
-    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let mut names: Vec<_> = std::fs::read_dir(&cases).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    names.sort();
-    // The cases on every core: each is hundreds of compiles.
-    let threads = std::thread::available_parallelism().map_or(2, usize::from);
-    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
-        let runs: Vec<_> = (0..threads)
-            .map(|t| {
-                let (names, cases) = (&names, &cases);
-                scope.spawn(move || names.iter().skip(t).step_by(threads).map(|name| edits_of(&cases.join(name), name)).collect::<Vec<_>>())
-            })
-            .collect();
-        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
-    });
+    let results: Vec<(u64, u64)> = super::harness::on_every_golden_case(edits_of);
     let compiled: u64 = results.iter().map(|r| r.0).sum();
     let reused: u64 = results.iter().map(|r| r.1).sum();
     assert!(compiled >= 10, "only {compiled} golden cases compiled");
