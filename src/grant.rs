@@ -135,14 +135,18 @@ pub(crate) fn resolve_on(
     }
     // Each run looks its variables up in a copy of its own (the lookups are recorded for
     // the lock), added back to `env` when the runs are taken.
-    let copies: Vec<std::sync::Mutex<Option<Env>>> = (0..threads).map(|_| std::sync::Mutex::new(Some(env.clone()))).collect();
-    let runs = crate::jobs::map_runs(&agents, threads, MIN_RUN, |_, run| {
-        let env = copies.iter().find_map(|c| c.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()).expect("a copy per run");
-        let mut r = Resolver::new(pod, reg, &env, mode);
-        let plans: Vec<(String, Plan)> = run.iter().map(|svc| (svc.name.clone(), r.plan(svc))).collect();
-        let (clean, granted) = (r.diags.is_empty(), r.granted);
-        (plans, clean, granted, env)
-    });
+    let runs = crate::jobs::map_runs_owning(
+        &agents,
+        threads,
+        MIN_RUN,
+        || env.clone(),
+        |env, run| {
+            let mut r = Resolver::new(pod, reg, &env, mode);
+            let plans: Vec<(String, Plan)> = run.iter().map(|svc| (svc.name.clone(), r.plan(svc))).collect();
+            let (clean, granted) = (r.diags.is_empty(), r.granted);
+            (plans, clean, granted, env)
+        },
+    );
     let granted = runs.iter().fold(0u64, |n, run| n.saturating_add(run.2));
     if runs.iter().any(|run| !run.1) || granted > MAX_GRANTED_TOOLS {
         return resolve(pod, reg, env, mode);

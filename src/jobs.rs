@@ -58,6 +58,24 @@ pub(crate) fn map_runs<T: Sync, R: Send>(items: &[T], threads: usize, min_run: u
     map_each(runs, f)
 }
 
+/// [`map_runs`], each run given a value of its own, made by `make` on the calling thread:
+/// for what cannot be shared between threads (a record of lookups kept in a `RefCell`),
+/// copied once per run and handed back with the run's result.
+pub(crate) fn map_runs_owning<T: Sync, S: Send, R: Send>(
+    items: &[T],
+    threads: usize,
+    min_run: usize,
+    make: impl Fn() -> S,
+    f: impl Fn(S, &[T]) -> R + Sync,
+) -> Vec<R> {
+    // No more runs than threads: a value for each.
+    let made: Vec<std::sync::Mutex<Option<S>>> = (0..threads.max(1)).map(|_| std::sync::Mutex::new(Some(make()))).collect();
+    map_runs(items, threads, min_run, |_, run| {
+        let own = made.iter().find_map(take).expect("a value per run");
+        f(own, run)
+    })
+}
+
 /// [`map_runs`] for items whose costs differ: contiguous runs of about the same total
 /// `weight` each, on up to `threads` threads (one run when the whole weighs less than
 /// `min_weight`).
@@ -197,6 +215,27 @@ mod tests {
         }
         assert_eq!(map_weighted(&items, 8, 1_000_000, |w| *w, |_, run| run.len()), vec![400]);
         assert_eq!(map_weighted(&[] as &[usize], 8, 1, |w| *w, |_, run| run.len()), vec![0]);
+    }
+
+    #[test]
+    fn each_run_owns_a_value_of_its_own() {
+        let items: Vec<u32> = (0..1000).collect();
+        for threads in [1, 2, 3, 8] {
+            // A value that cannot be shared between threads, handed back with the run.
+            let runs = map_runs_owning(
+                &items,
+                threads,
+                100,
+                || std::cell::Cell::new(0u32),
+                |own, run| {
+                    run.iter().for_each(|i| own.set(own.get() + i));
+                    (run.len(), own)
+                },
+            );
+            assert!(runs.len() <= threads.max(1));
+            assert_eq!(runs.iter().map(|(n, _)| n).sum::<usize>(), items.len());
+            assert_eq!(runs.iter().map(|(_, c)| c.get()).sum::<u32>(), items.iter().sum::<u32>(), "{threads} threads");
+        }
     }
 
     #[test]

@@ -157,16 +157,19 @@ impl<'e> Cx<'e> {
         if threads < 2 || map.len() < 2 * MIN_RUN {
             return self.services(map, defaults);
         }
-        let copies: Vec<std::sync::Mutex<Option<Env>>> = (0..threads).map(|_| std::sync::Mutex::new(Some(self.env.clone()))).collect();
         let file = self.file;
-        let runs = crate::jobs::map_runs(map, threads, MIN_RUN, |_, run| {
-            let env =
-                copies.iter().find_map(|c| c.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()).expect("a copy per run");
-            let mut cx = Cx::new(file, &env);
-            let services = cx.services(run, defaults);
-            let (clean, agents, entries) = (cx.diags.is_empty(), cx.agents, cx.entries);
-            (services, clean, agents, entries, env)
-        });
+        let runs = crate::jobs::map_runs_owning(
+            map,
+            threads,
+            MIN_RUN,
+            || self.env.clone(),
+            |env, run| {
+                let mut cx = Cx::new(file, &env);
+                let services = cx.services(run, defaults);
+                let (clean, agents, entries) = (cx.diags.is_empty(), cx.agents, cx.entries);
+                (services, clean, agents, entries, env)
+            },
+        );
         let agents = runs.iter().fold(self.agents, |n, r| n.saturating_add(r.2));
         let entries = runs.iter().fold(self.entries, |n, r| n.saturating_add(r.3));
         if runs.iter().any(|r| !r.1) || agents > MAX_AGENTS || entries > MAX_ENTRIES {
