@@ -14,12 +14,13 @@
 //!   to the next entry's line, and an entry parsed alone ends where it would end in place
 //!   (each later line is indented past the key; the parse stops at the end of the text
 //!   where in place it stops at the next key);
-//! - the edit ends before the newline that ends the entry's text, so the next key still
-//!   starts its line;
+//! - the edit starts at the entry's key or after it (so the key, where a node before it
+//!   that ends at the next token ends, stays put) and ends before the newline that ends
+//!   the entry's text, so the next key still starts its line;
 //! - no tab, no carriage return, no directive and no document marker in play (tabs and
 //!   line breaks other than `\n` change how lines and indentation count);
-//! - the new entry parses alone to one key, the same key at the same column, with the
-//!   depth, node and byte budgets a whole parse would apply.
+//! - the new entry parses alone to one key, the same key where it was (same bytes, line
+//!   and column), with the depth, node and byte budgets a whole parse would apply.
 
 use super::{Kind, MAX_BYTES, MAX_DEPTH, MAX_NODES, Node, Parsed, parse_counted};
 use crate::sourcemap::{FileId, SourceFile, Span};
@@ -45,13 +46,13 @@ pub(crate) fn splice(before: &str, mut parsed: Parsed, file: FileId, after: &Sou
     let (key, value) = alone(text, file, after, &place)?;
     let Kind::Map(entries) = &parsed.root.as_map()?[services].1.kind else { return None };
     let (old_key, old_value) = &entries[place.index];
-    if key.kind != old_key.kind || key.loc.span.col != old_key.loc.span.col {
+    if key.kind != old_key.kind || key.loc.span != old_key.loc.span {
         return None;
     }
     let weight = |nodes: [&Node; 2]| nodes.iter().map(|n| n.weight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let (gone, came) = (weight([old_key, old_value]), weight([&key, &value]));
-    let nodes = parsed.nodes - gone.0 + came.0;
-    let bytes = parsed.bytes - gone.1 + came.1;
+    let nodes = parsed.nodes.saturating_sub(gone.0).saturating_add(came.0);
+    let bytes = parsed.bytes.saturating_sub(gone.1).saturating_add(came.1);
     if nodes > MAX_NODES || bytes > MAX_BYTES {
         return None;
     }
@@ -102,7 +103,9 @@ impl Place {
         let index = entries.partition_point(|(k, _)| k.loc.span.start <= at).checked_sub(1)?;
         let (key, next) = (&entries[index].0.loc.span, &entries.get(index + 1)?.0.loc.span);
         let (start, end) = (line_start(old, key)?, line_start(old, next)?);
-        (key.col == next.col && key.col > 1 && start <= at).then_some(Place { index, start, end, col: key.col, line: key.line })
+        // The edit starts at the key or after it: a node before the entry that ends at the
+        // next token (an empty value written `? x`) ends at this key, which stays put.
+        (key.col == next.col && key.col > 1 && key.start <= at).then_some(Place { index, start, end, col: key.col, line: key.line })
     }
 }
 
@@ -232,6 +235,9 @@ mod tests {
             assert!(taken(POD, &after), "{to:?}");
         }
         assert!(taken(POD, POD), "no edit");
+        let before = "services:\n  a:\n    ? x\n  b:\n    image: y\n  c: {}\n";
+        assert!(!taken(before, &before.replace("  b:", "  # b\n  b:")), "a line put in before the key");
+        assert!(taken(before, &before.replace("image: y", "image: z\n    # more")));
     }
 
     #[test]
@@ -313,8 +319,9 @@ mod tests {
     }
 
     /// A pod with more of YAML in its middle entry: quoted and multi-line scalars, a
-    /// block scalar followed by a key, a flow list over lines, comments, a nested list.
-    const RICH: &str = "services:\n  a: {}\n  'b':\n    image: \"y\"   # quoted\n    command: |\n      run\n\n    entrypoint: >-\n      one\n      two\n    note: plain\n      continued\n    x-claw:\n      tools:\n        - service: t\n          allow: [x,\n            y]\n      # aside\n  c:\n    image: z\n";
+    /// block scalar followed by a key, a flow list over lines, comments, a nested list;
+    /// before it, an entry whose last value is empty (placed at the next token).
+    const RICH: &str = "services:\n  a:\n    ? x\n  'b':\n    image: \"y\"   # quoted\n    command: |\n      run\n\n    entrypoint: >-\n      one\n      two\n    note: plain\n      continued\n    x-claw:\n      tools:\n        - service: t\n          allow: [x,\n            y]\n      # aside\n  c:\n    image: z\n";
 
     /// Every way of cutting a byte out of a pod, or putting one of YAML's own characters
     /// in: whatever the splice takes is what a whole parse gives.
