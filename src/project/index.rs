@@ -6,7 +6,8 @@
 //! [`index`] reads the pod's name, the agent services with plans and their counts, the
 //! registry (through [`super::report::services_report`]), the source files' names and the
 //! warnings. The key digests each of them; anything `index` reads in future must join
-//! [`key`] (`kept_and_rendered_are_the_same_bytes` compares the two over every golden case).
+//! [`key`] (`tests/it/kept.rs` compares a kept index with a rendered one over every
+//! golden case edited line by line).
 
 use super::report;
 use crate::diag::Diagnostic;

@@ -32,7 +32,7 @@ pub(crate) fn splice(before: &str, mut parsed: Parsed, file: FileId, after: &Sou
     if old == new {
         return Some(parsed);
     }
-    if !parsed.plain || [old, new].iter().any(|t| t.contains(&b'\r') || t.starts_with(b"%") || has_line_starting(t, b"%")) {
+    if !parsed.plain || [old, new].iter().any(|t| memchr::memchr(b'\r', t).is_some() || t.starts_with(b"%") || memchr::memmem::find(t, b"\n%").is_some()) {
         return None;
     }
     let at = Edit::between(old, new);
@@ -49,7 +49,7 @@ pub(crate) fn splice(before: &str, mut parsed: Parsed, file: FileId, after: &Sou
     if key.kind != old_key.kind || key.loc.span != old_key.loc.span {
         return None;
     }
-    let weight = |nodes: [&Node; 2]| nodes.iter().map(|n| n.weight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let weight = |nodes: [&Node; 2]| nodes.iter().map(|n| n.weight()).fold((0, 0), super::add);
     let (gone, came) = (weight([old_key, old_value]), weight([&key, &value]));
     let nodes = parsed.nodes.saturating_sub(gone.0).saturating_add(came.0);
     let bytes = parsed.bytes.saturating_sub(gone.1).saturating_add(came.1);
@@ -183,11 +183,7 @@ fn reaches(node: &Node, end: usize) -> bool {
 }
 
 fn count_lines(text: &[u8]) -> usize {
-    text.iter().filter(|&&c| c == b'\n').count()
-}
-
-fn has_line_starting(text: &[u8], with: &[u8]) -> bool {
-    text.windows(with.len() + 1).any(|w| w[0] == b'\n' && &w[1..] == with)
+    memchr::memchr_iter(b'\n', text).count()
 }
 
 #[cfg(test)]
