@@ -32,7 +32,9 @@ pub(crate) fn splice(before: &str, mut parsed: Parsed, file: FileId, after: &Sou
     if old == new {
         return Some(parsed);
     }
-    if !parsed.plain || [old, new].iter().any(|t| memchr::memchr(b'\r', t).is_some() || t.starts_with(b"%") || memchr::memmem::find(t, b"\n%").is_some()) {
+    if !parsed.plain
+        || [old, new].iter().any(|t| memchr::memchr(b'\r', t).is_some() || t.starts_with(b"%") || memchr::memmem::find(t, b"\n%").is_some())
+    {
         return None;
     }
     let at = Edit::between(old, new);
