@@ -33,12 +33,14 @@ pub(crate) fn cores() -> usize {
 }
 
 /// How many threads: `requested` when not 0, else the CPUs this process may use, at most
-/// [`MAX_DEFAULT`].
+/// [`MAX_DEFAULT`]. The CPUs are counted once per process: the count reads the cgroup's
+/// quota files, a tenth of a millisecond each time, and a compile asks several times.
 pub(crate) fn threads(requested: usize) -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     if requested > 0 {
         return requested;
     }
-    std::thread::available_parallelism().map_or(1, NonZeroUsize::get).min(MAX_DEFAULT)
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get).min(MAX_DEFAULT))
 }
 
 /// `f(start, run)` over contiguous runs of `items` (`start`: the index of the run's first

@@ -294,8 +294,9 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
 /// what a lock gets whose rest does not end as expected.
 pub struct Pending {
     form: Form,
-    /// Its digest (SHA-256 of its bytes), made by writing it once into the hash.
-    digest: [u8; 32],
+    /// Its digest (SHA-256 of its bytes), made when first asked for by writing it once
+    /// into the hash, or as it is written ([`Pending::write_hashing`]).
+    digest: std::sync::OnceLock<[u8; 32]>,
     /// Its inputs' stamps as the compile read them, in its order, where they are known
     /// (`InputEntry::stamp`): the stat record written beside it holds them.
     stamps: Vec<Option<crate::disk::Stamp>>,
@@ -309,6 +310,9 @@ enum Form {
     /// expected), or handed over as bytes ([`Pending::whole`]).
     Whole(Arc<[u8]>),
 }
+
+/// The buffer a lock is written through: its outputs go in small pieces (five a path).
+const BUFFER: usize = 256 * 1024;
 
 // As serde_json's pretty printer writes an array of objects one level in.
 const NONE: &[u8] = b"[]\n}\n";
@@ -332,14 +336,12 @@ impl Pending {
             },
             _ => Form::Whole(crate::artifact::json::to_go_json(&lock.with_outputs(Written(&outputs))).into()),
         };
-        let mut pending = Pending { form, digest: [0; 32], stamps: Vec::new() };
-        pending.digest = pending.hashed();
-        pending
+        Pending { form, digest: std::sync::OnceLock::new(), stamps: Vec::new() }
     }
 
     /// A lock rendered already (`bytes`).
     pub(crate) fn whole(bytes: Arc<[u8]>) -> Pending {
-        Pending { digest: crate::digest::sha256(&bytes), form: Form::Whole(bytes), stamps: Vec::new() }
+        Pending { digest: crate::digest::sha256(&bytes).into(), form: Form::Whole(bytes), stamps: Vec::new() }
     }
 
     /// Its inputs' stamps as the compile read them, in its order (none for a lock handed
@@ -350,7 +352,36 @@ impl Pending {
 
     /// The SHA-256 of its bytes.
     pub(crate) fn digest(&self) -> [u8; 32] {
-        self.digest
+        *self.digest.get_or_init(|| self.hashed())
+    }
+
+    /// [`Pending::write_to`] through a buffer of its own, taking its digest from the bytes
+    /// as they go (when it has none yet): a lock known to be new is made once, not once
+    /// for its digest and once for its file (about 2.5 ms at 3,000 agent ids).
+    pub(crate) fn write_hashing(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        use sha2::Digest;
+        use std::io::Write;
+        if self.digest.get().is_some() {
+            let mut w = std::io::BufWriter::with_capacity(BUFFER, w);
+            self.write_to(&mut w)?;
+            return w.flush();
+        }
+        struct Tee<'w, W>(&'w mut W, sha2::Sha256);
+        impl<W: std::io::Write> std::io::Write for Tee<'_, W> {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                let n = self.0.write(b)?;
+                self.1.update(&b[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.0.flush()
+            }
+        }
+        let mut tee = std::io::BufWriter::with_capacity(BUFFER, Tee(w, sha2::Sha256::new()));
+        self.write_to(&mut tee)?;
+        let Tee(_, hash) = tee.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        let _ = self.digest.set(hash.finalize().into());
+        Ok(())
     }
 
     /// How many bytes it is.
@@ -906,6 +937,14 @@ mod tests {
         }
     }
 
+    /// A copy of a pending lock's table of outputs.
+    fn pending_table(p: &Pending) -> Listed {
+        match &p.form {
+            Form::Listed { outputs, .. } => Listed::sorted(outputs.iter().map(|(p, d)| (p.into(), *d)).collect()),
+            Form::Whole(_) => Listed::default(),
+        }
+    }
+
     /// The lock's outputs, written without serde, are what serde writes, whatever their
     /// paths need escaped.
     #[test]
@@ -927,6 +966,14 @@ mod tests {
             assert_eq!(&pending.bytes()[..], &want[..], "{paths:?}");
             assert_eq!(pending.len(), want.len(), "{paths:?}");
             assert_eq!(pending.digest(), crate::digest::sha256(&want), "{paths:?}");
+            // Written before its digest was asked for: the digest is taken on the way.
+            let fresh = Pending::of(&head().with_outputs(Written(&Listed::default())), pending_table(&pending));
+            let mut written = Vec::new();
+            fresh.write_hashing(&mut written).unwrap();
+            assert_eq!((&written[..], fresh.digest.get().copied()), (&want[..], Some(crate::digest::sha256(&want))), "{paths:?}");
+            let mut again = Vec::new();
+            fresh.write_hashing(&mut again).unwrap();
+            assert_eq!(again, written, "written again with the digest known");
             // Written here, not by serde, whenever there are outputs.
             assert_eq!(matches!(pending.form, Form::Listed { .. }), !paths.is_empty(), "{paths:?}");
             // A record reads the same paths from it whichever way it was made.

@@ -16,6 +16,7 @@ use std::ffi::OsString;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -54,6 +55,15 @@ impl Notices {
         matches!(rustix::event::poll(&mut fds, timeout.as_ref()), Ok(n) if n > 0)
     }
 }
+
+/// How long a save that is whole (see [`Inputs::wait`]) is followed by nothing more
+/// before the wait ends: the steps of one save, or the files of one checkout, come within
+/// microseconds of each other.
+const AFTER_SAVE: Duration = Duration::from_millis(1);
+
+/// The longest [`Inputs::wait`] waits for the clock to pass a change's stamps (a few of
+/// its ticks).
+const TICKS: Duration = Duration::from_millis(20);
 
 /// What changes a file or a directory's entries.
 const CHANGES: WatchFlags = WatchFlags::MODIFY
@@ -149,6 +159,40 @@ pub(crate) struct Inputs {
     /// What the events read so far changed (each path, and everything under it); `None`:
     /// anything may have (the queue overflowed or could not be read).
     changes: Option<Vec<PathBuf>>,
+    /// Where the save of each path changed since [`Inputs::wait`] began stands.
+    saves: HashMap<PathBuf, Save>,
+    /// The file (device, inode) each watched file was as it began to be watched.
+    inodes: HashMap<PathBuf, (u64, u64)>,
+}
+
+/// Where a save of one path stands, by the events seen for it since a wait began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Save {
+    /// Closed after writing, or renamed into place: whole.
+    Done,
+    /// Made, removed, renamed away, or only its metadata changed: a step another may
+    /// follow (an editor renames the old file away before it renames the new one in).
+    Stepped,
+    /// Written and not yet closed: its writer may not be done.
+    Writing,
+}
+
+impl Save {
+    /// The state after `what` happened to the path, reported by the path's directory
+    /// (`by_name`) or by the watch of the file itself. A file's own watch follows the file
+    /// it was when watched: once that file is renamed away or removed (its directory says
+    /// so by name), what happens to it says nothing of the path, but for a write.
+    fn after(before: Option<Save>, what: ReadFlags, by_name: bool) -> Save {
+        if what.intersects(ReadFlags::CLOSE_WRITE) || (by_name && what.contains(ReadFlags::MOVED_TO)) {
+            Save::Done
+        } else if what.contains(ReadFlags::MODIFY) {
+            Save::Writing
+        } else if by_name && !what.contains(ReadFlags::ATTRIB) {
+            Save::Stepped
+        } else {
+            before.unwrap_or(Save::Stepped)
+        }
+    }
 }
 
 impl Inputs {
@@ -160,6 +204,8 @@ impl Inputs {
             files: HashMap::new(),
             covered: Vec::new(),
             changes: Some(Vec::new()),
+            saves: HashMap::new(),
+            inodes: HashMap::new(),
         };
         for path in paths {
             if watch.add(&path) {
@@ -230,14 +276,24 @@ impl Inputs {
     /// Watches the file at `path` by itself (through any symlinked directory on the way, not
     /// a symlink at its end); whether it is.
     fn add_file(&mut self, path: &Path) -> bool {
+        // Looked at before it is watched: a file put there in between is not the one
+        // recorded, so it is never taken for the one watched.
+        let file = std::fs::symlink_metadata(path).map(|m| (m.dev(), m.ino()));
         let Ok(wd) = self.notices.add(path, CHANGES) else { return false };
+        if let Ok(file) = file {
+            self.inodes.insert(path.to_path_buf(), file);
+        }
         self.files.entry(wd).or_default().push(path.to_path_buf());
         true
     }
 
-    /// Blocks until a watched input changes, then until nothing more has for `settle` (an
-    /// editor's save is several steps; at most a second more), or until `stop` is set.
+    /// Blocks until a watched input changes, then until the change is whole, or until
+    /// `stop` is set. Whole: every path changed was closed after writing or renamed into
+    /// place, and nothing more happened for [`AFTER_SAVE`]; a path made, removed or
+    /// renamed away (one step of an editor's save), for `settle`; a path still open for
+    /// writing is waited for. At most a second is waited after the first change.
     pub(crate) fn wait(&mut self, stop: &AtomicBool, settle: Duration) -> Waited {
+        self.saves.clear();
         let changed = loop {
             if stop.load(Ordering::SeqCst) {
                 return Waited::Stopped;
@@ -252,12 +308,53 @@ impl Inputs {
             }
         };
         let until = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < until && self.notices.wait(settle) {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let quiet = match self.saving() {
+                Save::Done => AFTER_SAVE,
+                Save::Stepped => settle,
+                Save::Writing => left,
+            };
+            if left.is_zero() || !self.notices.wait(quiet.min(left)) {
+                break;
+            }
             if self.changed().is_none() {
                 return Waited::Failed;
             }
         }
+        self.past_the_change();
         if stop.load(Ordering::SeqCst) { Waited::Stopped } else { Waited::Changed(changed) }
+    }
+
+    /// Waits until the clock a compile takes its start from ([`crate::disk::now`], coarse:
+    /// a tick is a few milliseconds) has passed the stamps of the paths changed, at most
+    /// [`TICKS`]. A compile that began in the tick of a change cannot tell it from one made
+    /// after its read, so it would compile again at once.
+    /// A file written in place, still the one this watch watches, need not wait: this
+    /// watch, alive through the compile, tells a change during it (see
+    /// [`crate::KeptReads::watch`]).
+    fn past_the_change(&self) {
+        let until = Instant::now() + TICKS;
+        let racy = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(crate::disk::now()));
+        while self.saves.keys().filter(|p| !self.in_place(p)).any(|p| racy(&p)) && Instant::now() < until {
+            std::thread::sleep(Duration::from_micros(250));
+        }
+    }
+
+    /// Whether `path` is a covered input whose file is still the one watched (same device
+    /// and inode): then every write to it, through any of its names, is reported.
+    pub(crate) fn in_place(&self, path: &Path) -> bool {
+        self.covered.iter().any(|c| c == path)
+            && self.inodes.get(path).is_some_and(|f| std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == *f))
+    }
+
+    /// Where the saves seen since the wait began stand, taken together: the least
+    /// finished of them (`Stepped` when anything may have changed).
+    fn saving(&self) -> Save {
+        if self.changes.is_none() {
+            return Save::Stepped;
+        }
+        self.saves.values().copied().max().unwrap_or(Save::Stepped)
     }
 
     /// What changed since the last call, every event queued now included: each path
@@ -270,17 +367,19 @@ impl Inputs {
     /// The first watched input among the events queued now (`Some(None)`: none of them
     /// is); `None` when the queue could not be read. Every change is also noted.
     fn changed(&mut self) -> Option<Option<PathBuf>> {
-        let Inputs { notices, dirs, files, changes, .. } = self;
+        let Inputs { notices, dirs, files, changes, saves, .. } = self;
         let mut first = None;
         let read = notices.drain(|wd, what, name| {
-            let mut note = |path: PathBuf| {
+            let mut note = |path: PathBuf, by_name: bool| {
+                let save = Save::after(saves.get(&path).copied(), what, by_name);
+                saves.insert(path.clone(), save);
                 if let Some(changes) = changes.as_mut() {
                     changes.push(path.clone());
                 }
                 first.get_or_insert(path);
             };
             if let Some(paths) = files.get(&wd) {
-                paths.iter().for_each(|p| note(p.clone()));
+                paths.iter().for_each(|p| note(p.clone(), false));
                 return;
             }
             let Some((dir, names)) = dirs.get(&wd) else {
@@ -294,9 +393,9 @@ impl Inputs {
             // The directory itself: gone, or its mode or owner changed.
             let itself = what.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::IGNORED | ReadFlags::ATTRIB);
             match (name, names) {
-                (_, None) => note(dir.clone()),
-                (Some(n), Some(names)) if names.iter().any(|w| w.as_bytes() == n) => note(dir.join(std::ffi::OsStr::from_bytes(n))),
-                (None, Some(_)) if itself => note(dir.clone()),
+                (_, None) => note(dir.clone(), true),
+                (Some(n), Some(names)) if names.iter().any(|w| w.as_bytes() == n) => note(dir.join(std::ffi::OsStr::from_bytes(n)), true),
+                (None, Some(_)) if itself => note(dir.clone(), true),
                 _ => {}
             }
         });
@@ -311,6 +410,7 @@ impl Inputs {
 mod tests {
     use super::*;
     use std::fs;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_tree_is_quiet_until_a_file_or_directory_in_it_changes() {
@@ -323,7 +423,6 @@ mod tests {
         let changes: [Change<'_>; 5] = [
             ("a file written in place", &|r| fs::write(r.join("context/a/tools.json"), "{\"x\":1}").unwrap()),
             ("a file's mode", &|r| {
-                use std::os::unix::fs::PermissionsExt;
                 fs::set_permissions(r.join("clawc.lock"), fs::Permissions::from_mode(0o600)).unwrap();
             }),
             ("a file made", &|r| fs::write(r.join("context/a/new.json"), "").unwrap()),
@@ -422,6 +521,65 @@ mod tests {
         assert_eq!(through.wait(&stop, settle), Waited::Changed(linked));
         stop.store(true, Ordering::SeqCst);
         assert_eq!(watch.wait(&stop, settle), Waited::Stopped);
+    }
+
+    /// The saves editors make, step by step: a wait ends early only once each is whole.
+    #[test]
+    fn a_save_is_whole_once_closed_after_writing_or_renamed_into_place() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let pod = dir.path().join("claw-pod.yml");
+        let beside = |name: &str| dir.path().join(name);
+        fs::write(&pod, "a").unwrap();
+        let mut watch = Inputs::new([pod.clone()]).unwrap();
+        let mut after = |step: &dyn Fn()| {
+            step();
+            assert!(watch.changed().is_some());
+            watch.saving()
+        };
+        // Written in place: open for writing until closed.
+        let mut file = fs::OpenOptions::new().write(true).truncate(true).open(&pod).unwrap();
+        assert_eq!(after(&|| ()), Save::Writing, "opened with O_TRUNC, nothing closed");
+        file.write_all(b"b").unwrap();
+        assert_eq!(after(&|| ()), Save::Writing);
+        drop(file);
+        assert_eq!(after(&|| ()), Save::Done, "closed");
+        assert_eq!(after(&|| fs::set_permissions(&pod, fs::Permissions::from_mode(0o640)).unwrap()), Save::Done, "its mode set after");
+        // Renamed away, then a new file renamed in and the old one removed (a safe write).
+        assert_eq!(after(&|| fs::rename(&pod, beside("old")).unwrap()), Save::Stepped, "gone for now");
+        fs::write(beside("tmp"), "c").unwrap();
+        assert_eq!(after(&|| fs::rename(beside("tmp"), &pod).unwrap()), Save::Done, "renamed into place");
+        assert_eq!(after(&|| fs::remove_file(beside("old")).unwrap()), Save::Done, "the file it was, removed");
+        // Removed and made again, as some editors save.
+        assert_eq!(after(&|| fs::remove_file(&pod).unwrap()), Save::Stepped);
+        assert_eq!(after(&|| drop(fs::File::create(&pod).unwrap())), Save::Done, "made and closed empty");
+        // A symlink made in its place is a step: no close follows it.
+        assert_eq!(after(&|| fs::remove_file(&pod).unwrap()), Save::Stepped);
+        assert_eq!(after(&|| std::os::unix::fs::symlink("elsewhere", &pod).unwrap()), Save::Stepped);
+    }
+
+    /// A file written, paused for longer than `settle`, written again and closed: the wait
+    /// ends after the close, not in the pause.
+    #[test]
+    fn a_wait_ends_after_a_slow_writer_closes() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let pod = dir.path().join("claw-pod.yml");
+        fs::write(&pod, "a").unwrap();
+        let mut watch = Inputs::new([pod.clone()]).unwrap();
+        let writer = {
+            let pod = pod.clone();
+            std::thread::spawn(move || {
+                let mut file = fs::File::create(&pod).unwrap();
+                file.write_all(b"first half,").unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                file.write_all(b" second half").unwrap();
+            })
+        };
+        let stop = AtomicBool::new(false);
+        assert_eq!(watch.wait(&stop, Duration::from_millis(10)), Waited::Changed(pod.clone()));
+        assert_eq!(fs::read_to_string(&pod).unwrap(), "first half, second half", "the wait ended in the pause");
+        writer.join().unwrap();
     }
 
     /// Only regular files on a plain way are covered: a FIFO is never opened (watching

@@ -193,11 +193,14 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
         summary(args.format, "failed", compiled.exit_code(), None, &compiled);
         return ended(compiled.exit_code(), inputs);
     }
-    let written = match refused {
-        Some(d) => Err(d),
-        None => writer.finish(&compiled.secrets),
+    let (written, keeping) = match refused.map_or_else(|| writer.finish_first(&compiled.secrets), Err) {
+        Ok((summary, keeping)) => (Ok(summary), Some(keeping)),
+        Err(d) => (Err(d), None),
     };
     let code = report_write(written, args, &settings, &compiled, &out);
+    // The stat record and the render memo for the next compile, once this one is reported
+    // (the tree is whole; a compile waiting for the lock of `--out` waits for them too).
+    drop(keeping);
     if !args.watch {
         // The process ends next: the resolved pod, registry and plans are left to the exit
         // rather than freed piece by piece (2–3 ms at 3,000 agent ids).

@@ -14,6 +14,7 @@
 
 use super::Format;
 use super::compile::Once;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -24,11 +25,13 @@ pub(super) use crate::output::idle::Idle;
 #[cfg(not(target_os = "linux"))]
 pub(super) enum Idle {}
 
-/// How long a change must be followed by no other before the compile starts: an editor's
-/// save is a few steps (a temporary file written, renamed over the old one), done within
-/// a millisecond or two. Longer is not safer: a change the compile did not see (a `git
-/// checkout` still writing) starts the next compile at once, since it is stamped after
-/// the compile began.
+/// How long a change that may be one step of several (a file made, removed or renamed
+/// away: an editor's save by rename leaves the old file's name empty for a moment) must be
+/// followed by no other before the compile starts. A save that is whole (closed after
+/// writing, renamed into place) waits only a millisecond, and one still being written is
+/// waited for (see [`crate::watch::Inputs::wait`]). Longer is not safer: a change the
+/// compile did not see (a `git checkout` still writing) starts the next compile at once,
+/// since it is stamped after the compile began.
 const SETTLE: Duration = Duration::from_millis(10);
 
 /// Runs `once` (one compile, from what was read while idle) until a signal; the last
@@ -53,8 +56,11 @@ pub(super) fn run(format: Format, reads: &crate::KeptReads, mut once: impl FnMut
             return 3;
         };
         let inputs = &watch.paths;
-        // Changed after the compile read it and before it was watched.
-        let changed = inputs.iter().find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(begun)));
+        // Changed after the compile read it and before it was watched: stamped since the
+        // compile began (the clock is coarse: in the same tick counts), unless the watch
+        // that ran through the compile saw it unchanged.
+        let racy = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(begun));
+        let changed = inputs.iter().filter(|p| !watch.unchanged.contains(*p)).find(racy);
         let waited = match changed {
             Some(path) => Waited::Changed(path.clone()),
             None => {

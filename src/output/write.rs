@@ -191,6 +191,9 @@ struct Open {
     looked: HashMap<String, bool>,
     /// The new `clawc.lock`, written last, and its mode.
     lock: Option<(Pending, u32)>,
+    /// Whether an output was staged whose hash the previous lock does not record (so the
+    /// new lock is not the previous one).
+    lock_differs: bool,
     /// Whether `<out>/.clawc-stage` was made by this writer.
     staging: bool,
     /// The directories made for `--out` (outermost first).
@@ -253,6 +256,7 @@ impl<'o> Writer<'o> {
                 memo: read.memo,
                 looked: read.looked,
                 lock: None,
+                lock_differs: false,
                 staging: false,
                 made,
                 threads: crate::jobs::threads(self.opts.jobs),
@@ -286,8 +290,17 @@ impl<'o> Writer<'o> {
     }
 
     /// After the last batch: decides what of the previous tree is stale, then commits
-    /// and applies the write (or, with `strict` and a warning, refuses it).
-    pub fn finish(mut self, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
+    /// and applies the write (or, with `strict` and a warning, refuses it), and stores the
+    /// stat record and the render memo for the next compile.
+    pub fn finish(self, secrets: &BTreeMap<String, String>) -> Result<WriteSummary, Diagnostic> {
+        let (summary, keeping) = self.finish_first(secrets)?;
+        keeping.keep();
+        Ok(summary)
+    }
+
+    /// [`Writer::finish`], but the stat record and the memo are left to the [`Keeping`]
+    /// returned, so the write can be reported first: the tree is whole when this returns.
+    pub fn finish_first(mut self, secrets: &BTreeMap<String, String>) -> Result<(WriteSummary, Keeping<'o>), Diagnostic> {
         let out = self.out;
         let strict = self.opts.strict;
         self.open()?;
@@ -301,17 +314,16 @@ impl<'o> Writer<'o> {
         if strict && !open.summary.warnings.is_empty() {
             let mut summary = std::mem::take(&mut open.summary);
             summary.refused = true;
-            return Ok(summary);
+            return Ok((summary, Keeping::nothing(out)));
         }
         let mut open = self.open.take().expect("opened above");
         let lock = open.lock.take().map(|(l, _)| l).filter(|_| open.known.keeps());
-        let lock = lock.as_ref();
-        let remembered = self.remembered.take();
+        let memo = self.remembered.take();
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             let record = open.summary.vouched < open.summary.unchanged || !open.known.has_record();
-            open.keep(out, lock, remembered.as_ref(), record);
-            return Ok(open.summary);
+            let summary = std::mem::take(&mut open.summary);
+            return Ok((summary, Keeping { out, open: Some(open), lock, memo, record }));
         }
         let committed = open.commit(out);
         if let Err(d) = committed {
@@ -319,12 +331,42 @@ impl<'o> Writer<'o> {
             return Err(d);
         }
         apply(out, staged(&open.journal.writes), &open.journal.deletes, true)?;
-        open.keep(out, lock, remembered.as_ref(), true);
         let mut summary = std::mem::take(&mut open.summary);
         summary.written = std::mem::take(&mut open.journal.writes);
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
         summary.written.sort_unstable();
-        Ok(summary)
+        Ok((summary, Keeping { out, open: Some(open), lock, memo, record: true }))
+    }
+}
+
+/// What a finished write still owes the next compile ([`Writer::finish_first`]): the stat
+/// record and the render memo, caches outside the tree bound to the new lock. Stored by
+/// [`Keeping::keep`], or when dropped; the lock of `--out` is held until then, so another
+/// compile never finds the tree newer than its record says (a record for another lock is
+/// ignored in any case).
+#[must_use = "dropping it stores the record and the memo at once"]
+pub struct Keeping<'o> {
+    out: &'o Path,
+    open: Option<Open>,
+    lock: Option<Pending>,
+    memo: Option<Memo>,
+    record: bool,
+}
+
+impl<'o> Keeping<'o> {
+    fn nothing(out: &'o Path) -> Keeping<'o> {
+        Keeping { out, open: None, lock: None, memo: None, record: false }
+    }
+
+    /// Stores the record and the memo now.
+    pub fn keep(self) {}
+}
+
+impl Drop for Keeping<'_> {
+    fn drop(&mut self) {
+        if let Some(open) = self.open.as_mut() {
+            open.keep(self.out, self.lock.as_ref(), self.memo.as_ref(), self.record);
+        }
     }
 }
 
@@ -685,6 +727,7 @@ impl Open {
                     Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
+                self.lock_differs |= !previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d).is_some_and(|d| same_hex(d, &o.sha256));
                 self.journal.writes.push(Arc::clone(rel));
             }
         }
@@ -696,33 +739,36 @@ impl Open {
     /// found with the stamp it was read with, it is not read again, and a new lock with
     /// another digest replaces it unread (1.4 MB at 3,000 agent ids).
     fn take_lock(&mut self, out: &Path, lock: &Pending, mode: u32) -> Result<(), Diagnostic> {
-        let digest = lock.digest();
         let found = disk::inspect_in(out, LOCK, &mut disk::Dirs::default()).map_err(|e| io("inspect", &out.join(LOCK), e))?;
-        let current = |meta: &fs::Metadata| {
-            meta.len() == lock.len() as u64
+        match &found {
+            Found::Blocked { at, kind } => return Err(blocked(out, at, *kind)),
+            // Whatever else is there is replaced: the lock is always clawc's to write.
+            Found::Other(kind) if !matches!(kind, Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) => {
+                return Err(not_owned(out, LOCK, &found, self.previous.outputs().is_none()));
+            }
+            _ => {}
+        }
+        // An output written with a hash the lock read does not record: the new lock is
+        // another, so its digest is taken as it is written rather than before.
+        let known_new = self.lock_differs && matches!(self.previous, Previous::Lock(_));
+        if let Found::File(meta) = &found
+            && !known_new
+        {
+            let digest = lock.digest();
+            let current = meta.len() == lock.len() as u64
                 && meta.permissions().mode() & 0o777 == mode
+                && !self.previous.lock_is_not(&digest)
                 && (self.previous.lock_is(&digest, meta)
-                    || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if crate::digest::sha256(&b) == digest))
-        };
-        match found {
-            Found::File(_) if self.previous.lock_is_not(&digest) => {}
-            Found::File(meta) if current(&meta) => {
+                    || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if crate::digest::sha256(&b) == digest));
+            if current {
                 self.summary.unchanged += 1;
-                self.seen.push(LOCK.into(), Stamp::of(&meta));
+                self.seen.push(LOCK.into(), Stamp::of(meta));
                 return Ok(());
             }
-            // Whatever is there is replaced: the lock is always clawc's to write.
-            Found::Missing | Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) => {}
-            Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
-            Found::Other(_) => return Err(not_owned(out, LOCK, &found, self.previous.outputs().is_none())),
         }
         self.journal.writes.push(LOCK.into());
         let dir = self.staging(out)?;
-        stage_with(&dir, LOCK, mode, |f| {
-            let mut w = std::io::BufWriter::with_capacity(256 * 1024, f);
-            lock.write_to(&mut w)?;
-            w.flush()
-        })
+        stage_with(&dir, LOCK, mode, |mut f| lock.write_hashing(&mut f))
     }
 
     /// The previous tree's files the new one no longer has: deleted if they are what
@@ -863,6 +909,12 @@ fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool 
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
     matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if *b == *a.bytes)
+}
+
+/// Whether `hex` is `digest` in lowercase hex (as the lock writes it).
+fn same_hex(digest: &[u8; 32], hex: &str) -> bool {
+    let mut buf = [0; 64];
+    crate::digest::hex_into(digest, &mut buf).as_bytes() == hex.as_bytes()
 }
 
 fn blocked(out: &Path, at: &str, kind: Kind) -> Diagnostic {

@@ -112,6 +112,10 @@ impl KeptReads {
         if changed.is_empty() {
             return;
         }
+        // Each change is reported by the file's watch and its directory's, a few times over.
+        let mut changed: Vec<&Path> = changed.iter().map(PathBuf::as_path).collect();
+        changed.sort_unstable();
+        changed.dedup();
         let under = |p: &PathBuf| changed.iter().any(|c| p.starts_with(c));
         s.kept.retain(|p, _| !under(p));
         s.covered.retain(|p| !under(p));
@@ -134,6 +138,10 @@ pub struct InputWatch {
     pub(crate) inputs: crate::watch::Inputs,
     /// What is watched: each path once, absolute.
     pub(crate) paths: Vec<PathBuf>,
+    /// The inputs the watch before this one, alive through the compile, saw unchanged from
+    /// the compile's start to this watch's, each still the file it watched (see
+    /// [`crate::watch::Inputs::in_place`]): what the compile read of them is what is there.
+    pub(crate) unchanged: HashSet<PathBuf>,
 }
 
 impl KeptReads {
@@ -157,11 +165,17 @@ impl KeptReads {
             .filter(|p| seen.insert(p.clone()))
             .collect();
         let inputs = crate::watch::Inputs::new(paths.iter().cloned())?;
+        let mut unchanged = HashSet::new();
         if let Some(mut ended) = ended {
-            self.changed(ended.inputs.take_changes().as_deref());
+            let changes = ended.inputs.take_changes();
+            self.changed(changes.as_deref());
+            if let Some(changes) = changes {
+                let seen = |p: &PathBuf| changes.iter().any(|c| p.starts_with(c));
+                unchanged.extend(paths.iter().filter(|p| !seen(p) && ended.inputs.in_place(p)).cloned());
+            }
         }
         self.covered(inputs.covered().iter().cloned());
-        Some(InputWatch { inputs, paths })
+        Some(InputWatch { inputs, paths, unchanged })
     }
 }
 
@@ -208,5 +222,35 @@ mod tests {
         none.covered([a.clone()]);
         none.read(&a, || text("a"));
         assert_eq!((none.replay(&a), none.take_read()), (None, vec![]), "the default keeps nothing");
+    }
+
+    /// The watch that ran through a compile vouches for an input only when it saw nothing
+    /// of it from the compile's start on and the file there is still the one it watched.
+    #[test]
+    fn an_input_is_unchanged_through_a_compile_only_as_its_watch_saw_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pod, other) = (dir.path().join("claw-pod.yml"), dir.path().join("d.json"));
+        std::fs::write(&pod, "a").unwrap();
+        std::fs::write(&other, "a").unwrap();
+        let kept = KeptReads::kept();
+        let mut watch = kept.watch([pod.clone(), other.clone()], None).unwrap();
+        assert!(watch.unchanged.is_empty(), "no watch ran through the first compile");
+        // Saved in place before the compile began: the compile read it as it is now.
+        std::fs::write(&pod, "b").unwrap();
+        kept.compiling(Some(&mut watch));
+        let mut next = kept.watch([pod.clone(), other.clone()], Some(watch)).unwrap();
+        assert_eq!(next.unchanged, HashSet::from([pod.clone(), other.clone()]));
+        // Written while the compile ran.
+        kept.compiling(Some(&mut next));
+        std::fs::write(&pod, "c").unwrap();
+        let mut then = kept.watch([pod.clone(), other.clone()], Some(next)).unwrap();
+        assert_eq!(then.unchanged, HashSet::from([other.clone()]), "a write during the compile");
+        // Replaced by rename before the compile began: another file than the one watched,
+        // whose writes through other names the watch would not have seen.
+        std::fs::write(dir.path().join("new"), "d").unwrap();
+        std::fs::rename(dir.path().join("new"), &pod).unwrap();
+        kept.compiling(Some(&mut then));
+        let last = kept.watch([pod.clone(), other.clone()], Some(then)).unwrap();
+        assert_eq!(last.unchanged, HashSet::from([other]), "the file replaced");
     }
 }

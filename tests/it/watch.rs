@@ -143,6 +143,37 @@ fn each_edit_of_the_pod_or_a_descriptor_is_compiled_and_a_broken_one_leaves_the_
     assert_eq!(w.stop(), 0, "stopped after a compile that succeeded: its code");
 }
 
+/// A save still being written (the file open, half of it there, for longer than a save's
+/// steps take) is not compiled until it is closed: no compile of the half file.
+#[test]
+fn a_save_still_being_written_is_compiled_once_it_is_closed() {
+    use std::io::Write;
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let w = Watching::start(&pod, cache.path());
+    assert_eq!(w.summary()["status"], "ok");
+    assert!(w.quiet(), "the watch has begun");
+    let text = pod.read("claw-pod.yml").replace("tools: [api]", "tools: [{service: api, allow: a}]");
+    // Cut inside the flow mapping: the first half alone does not parse.
+    let cut = text.find("allow").unwrap();
+    let mut file = std::fs::File::create(pod.path("claw-pod.yml")).unwrap();
+    file.write_all(&text.as_bytes()[..cut]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    file.write_all(&text.as_bytes()[cut..]).unwrap();
+    drop(file);
+    let s = w.summary();
+    assert_eq!(s["status"], "ok", "the half written file was not compiled: {s}");
+    assert_eq!(tools(&pod), ["api.a"]);
+    assert!(w.quiet(), "one compile for one save");
+    // Saved as editors that write a new file and rename it over the old one: compiled once.
+    std::fs::write(pod.path(".claw-pod.yml.new"), text.replace("allow: a", "allow: b")).unwrap();
+    std::fs::rename(pod.path(".claw-pod.yml.new"), pod.path("claw-pod.yml")).unwrap();
+    assert_eq!(w.summary()["status"], "ok");
+    assert_eq!(tools(&pod), ["api.b"]);
+    assert!(w.quiet(), "one compile for one save by rename");
+    assert_eq!(w.stop(), 0);
+}
+
 #[test]
 fn an_output_changed_by_hand_while_watching_is_written_again_on_the_next_compile() {
     let pod = pod();
