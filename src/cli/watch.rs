@@ -8,7 +8,9 @@
 //! by rename, one made where a compile looked for it, or a directory on the way swapped,
 //! counts; while nothing is reported there, later compiles replay what was read of it
 //! ([`crate::KeptReads`]). An input changed while the compile ran (stamped
-//! at or after it began) starts the next compile at once. While it waits, the watch reads
+//! at or after it began, unless the watch that ran through the compile saw it unchanged)
+//! starts the next compile at once. A compile starts once the save it follows is whole
+//! (see [`crate::watch::Inputs::wait`]). While it waits, the watch reads
 //! the tree it wrote (see [`crate::output::idle`]), so the next compile does not look at
 //! every file again. Images are not watched: a rebuilt image is compiled on the next edit.
 
