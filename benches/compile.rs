@@ -101,7 +101,16 @@ fn main() {
     }
     if args.iter().any(|a| a == "--edits") {
         // `--bench --edits`: only the in-process edit lines (a long-lived compiler, a watch);
-        // `--edits --watch`: the watch's alone (for a profile of its edits).
+        // `--edits --watch`: the watch's alone (for a profile of its edits); with
+        // `CLAWC_BIN`, `--edits --spawned`: only `clawc compile --watch` from save to summary.
+        if let Some(bin) = std::env::var_os("CLAWC_BIN").filter(|_| args.iter().any(|a| a == "--spawned")) {
+            let (fresh, edit) = watched(Path::new(&bin), 300, 7, 10);
+            println!(
+                "clawc compile --watch, 3000 agent ids: save to summary {edit:.1} ms, fresh clawc compile {fresh:.1} ms ({:.2})",
+                edit / fresh
+            );
+            return;
+        }
         if !args.iter().any(|a| a == "--watch") {
             let (fresh, edit) = warm_edits(300, 7, 15);
             println!("in one process, 3000 agent ids: fresh {fresh:.1} ms, edit {edit:.1} ms ({:.2} of fresh)", edit / fresh);
@@ -130,6 +139,8 @@ fn main() {
         println!("bench smoke test: the same edit in one process, {edit:.1} ms");
         let Watched { edit, .. } = watch_edits(3, 1, 1);
         println!("bench smoke test: the same edit in a watch, {edit:.1} ms");
+        let (_, edit) = watched(Path::new(env!("CARGO_BIN_EXE_clawc")), 3, 1, 1);
+        println!("bench smoke test: the same edit in `clawc compile --watch`, save to summary {edit:.1} ms");
         return;
     }
     if let Some(bin) = std::env::var_os("CLAWC_BIN") {
@@ -143,6 +154,11 @@ fn main() {
             e.reused,
             e.back,
             e.back / e.fresh
+        );
+        let (fresh, edit) = watched(Path::new(&bin), 300, 7, 10);
+        println!(
+            "clawc compile --watch, 3000 agent ids: one agent service's grant narrowed or put back, save to summary {edit:.1} ms, against a fresh clawc compile's {fresh:.1} ms ({:.2})",
+            edit / fresh
         );
         busy_edits(Path::new(&bin));
         peaks(Path::new(&bin));
@@ -244,6 +260,61 @@ fn edits(bin: &Path, services: usize, agent: usize, rounds: usize, args: &[&str]
         back.push(compile(out.path()).0);
     }
     Edited { fresh: median_ms(fresh), edit: median_ms(edit), back: median_ms(back), written, reused }
+}
+
+/// The one-agent edit as a person sees it in `clawc compile --watch --format json`: the
+/// edited pod saved (one `open`, `write`, `close`, as an editor that writes in place), then
+/// the time until the watch prints that compile's summary, at a person's pace (half a
+/// second apart), `2 × rounds` edits; against a fresh `clawc compile` into an empty
+/// directory, spawned, `rounds` times (at least 7). Medians, ms.
+fn watched(bin: &Path, services: usize, agent: usize, rounds: usize) -> (f64, f64) {
+    use std::io::BufRead;
+    let EditPod { pod, cache, path, original, edited } = EditPod::new(services, agent);
+    let mut fresh = Vec::new();
+    for _ in 0..rounds.max(7) {
+        let into = scratch();
+        let start = Instant::now();
+        let o = std::process::Command::new(bin)
+            .args(["compile", "--images", "none", "claw-pod.yml", "-o"])
+            .arg(into.path())
+            .current_dir(pod.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        fresh.push(start.elapsed());
+        assert!(o.status.success(), "clawc compile failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let out = scratch();
+    let mut child = std::process::Command::new(bin)
+        .args(["compile", "--images", "none", "claw-pod.yml", "--format", "json", "--watch", "-o"])
+        .arg(out.path())
+        .current_dir(pod.path())
+        .env("CLAWC_CACHE_DIR", cache.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut summary = || loop {
+        let line = lines.next().expect("the watch printed a summary").unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(s) = v.get("summary") {
+            assert_eq!(s["status"], "ok", "{s}");
+            return;
+        }
+    };
+    summary();
+    let mut edit = Vec::new();
+    for pod_text in std::iter::repeat_n([&edited, &original], rounds).flatten() {
+        std::thread::sleep(Duration::from_millis(500));
+        let start = Instant::now();
+        std::fs::write(&path, pod_text).unwrap();
+        summary();
+        edit.push(start.elapsed());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (median_ms(fresh), median_ms(edit))
 }
 
 /// A generated pod of `services` agent services, its text and the text with the grant of
