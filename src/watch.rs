@@ -336,16 +336,16 @@ impl Inputs {
     fn past_the_change(&self) {
         let until = Instant::now() + TICKS;
         let racy = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(crate::disk::now()));
-        while self.saves.keys().filter(|p| !self.in_place(p)).any(|p| racy(&p)) && Instant::now() < until {
+        let in_place = |p: &&PathBuf| self.covered.contains(p) && self.same_file(p);
+        while self.saves.keys().filter(|p| !in_place(p)).any(|p| racy(&p)) && Instant::now() < until {
             std::thread::sleep(Duration::from_micros(250));
         }
     }
 
-    /// Whether `path` is a covered input whose file is still the one watched (same device
-    /// and inode): then every write to it, through any of its names, is reported.
-    pub(crate) fn in_place(&self, path: &Path) -> bool {
-        self.covered.iter().any(|c| c == path)
-            && self.inodes.get(path).is_some_and(|f| std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == *f))
+    /// Whether the file at `path` is still the one watched there (same device and inode):
+    /// then, for a covered input, every write to it, through any of its names, is reported.
+    pub(crate) fn same_file(&self, path: &Path) -> bool {
+        self.inodes.get(path).is_some_and(|f| std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == *f))
     }
 
     /// Where the saves seen since the wait began stand, taken together: the least

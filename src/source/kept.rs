@@ -140,7 +140,7 @@ pub struct InputWatch {
     pub(crate) paths: Vec<PathBuf>,
     /// The inputs the watch before this one, alive through the compile, saw unchanged from
     /// the compile's start to this watch's, each still the file it watched (see
-    /// [`crate::watch::Inputs::in_place`]): what the compile read of them is what is there.
+    /// [`crate::watch::Inputs::same_file`]): what the compile read of them is what is there.
     pub(crate) unchanged: HashSet<PathBuf>,
 }
 
@@ -170,8 +170,9 @@ impl KeptReads {
             let changes = ended.inputs.take_changes();
             self.changed(changes.as_deref());
             if let Some(changes) = changes {
+                let covered: HashSet<&PathBuf> = ended.inputs.covered().iter().collect();
                 let seen = |p: &PathBuf| changes.iter().any(|c| p.starts_with(c));
-                unchanged.extend(paths.iter().filter(|p| !seen(p) && ended.inputs.in_place(p)).cloned());
+                unchanged.extend(paths.iter().filter(|p| covered.contains(p) && !seen(p) && ended.inputs.same_file(p)).cloned());
             }
         }
         self.covered(inputs.covered().iter().cloned());
