@@ -16,6 +16,11 @@ struct Watching {
 
 impl Watching {
     fn start(pod: &Pod, cache: &std::path::Path) -> Watching {
+        // An input stamped in the coarse clock tick the first compile began in may have
+        // changed after it was read, so that compile is followed by another at once (no
+        // watch ran through it to say otherwise): the pod was just written, so let the
+        // clock pass it first, or `quiet` after the first summary would fail by chance.
+        std::thread::sleep(Duration::from_millis(25));
         let mut child = clawc()
             .current_dir(pod.dir.path())
             .env("CLAWC_CACHE_DIR", cache)
