@@ -438,6 +438,13 @@ impl Stamp {
     }
 }
 
+/// Whether the file at `path` (not followed) carries a stamp at or after `time`: changed
+/// then or since, as far as its times can tell ([`Stamp::racy`]). `false` when it cannot
+/// be looked at.
+pub(crate) fn stamped_since(path: &Path, time: Time) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| Stamp::of(&m).racy(time))
+}
+
 /// The coarse real-time clock: never later than the time the kernel stamps a file changed
 /// after this call with (those stamps come from this clock or a finer one).
 pub(crate) fn now() -> Time {

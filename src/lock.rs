@@ -311,6 +311,21 @@ enum Form {
     Whole(Arc<[u8]>),
 }
 
+/// Writes into its writer and a hash.
+struct Tee<'w, W>(&'w mut W, sha2::Sha256);
+
+impl<W: std::io::Write> std::io::Write for Tee<'_, W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.0.write(b)?;
+        self.1.update(&b[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// The buffer a lock is written through: its outputs go in small pieces (five a path).
 const BUFFER: usize = 256 * 1024;
 
@@ -359,29 +374,25 @@ impl Pending {
     /// as they go (when it has none yet): a lock known to be new is made once, not once
     /// for its digest and once for its file (about 2.5 ms at 3,000 agent ids).
     pub(crate) fn write_hashing(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        use sha2::Digest;
         use std::io::Write;
         if self.digest.get().is_some() {
             let mut w = std::io::BufWriter::with_capacity(BUFFER, w);
             self.write_to(&mut w)?;
             return w.flush();
         }
-        struct Tee<'w, W>(&'w mut W, sha2::Sha256);
-        impl<W: std::io::Write> std::io::Write for Tee<'_, W> {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                let n = self.0.write(b)?;
-                self.1.update(&b[..n]);
-                Ok(n)
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                self.0.flush()
-            }
-        }
+        let digest = self.through_hash(w)?;
+        let _ = self.digest.set(digest);
+        Ok(())
+    }
+
+    /// Writes its bytes into `w` and into a hash at once, a buffer at a time (the outputs go
+    /// in small pieces, and each update of the hash costs more than a copy): its digest.
+    fn through_hash(&self, w: &mut impl std::io::Write) -> std::io::Result<[u8; 32]> {
+        use sha2::Digest;
         let mut tee = std::io::BufWriter::with_capacity(BUFFER, Tee(w, sha2::Sha256::new()));
         self.write_to(&mut tee)?;
         let Tee(_, hash) = tee.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        let _ = self.digest.set(hash.finalize().into());
-        Ok(())
+        Ok(hash.finalize().into())
     }
 
     /// How many bytes it is.
@@ -449,23 +460,7 @@ impl Pending {
 
     /// Its digest, by writing it through SHA-256.
     fn hashed(&self) -> [u8; 32] {
-        use sha2::Digest;
-        // Buffered: the outputs go in small pieces (five a path), and each update of the
-        // hash costs more than a copy. A write into it cannot fail.
-        #[derive(Debug)]
-        struct Hashing(sha2::Sha256);
-        impl std::io::Write for Hashing {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.update(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut h = std::io::BufWriter::with_capacity(1 << 16, Hashing(sha2::Sha256::new()));
-        let _ = self.write_to(&mut h);
-        h.into_inner().expect("a write into a hash cannot fail").0.finalize().into()
+        self.through_hash(&mut std::io::sink()).expect("a write into a hash cannot fail")
     }
 }
 

@@ -335,9 +335,10 @@ impl Inputs {
     /// [`crate::KeptReads::watch`]).
     fn past_the_change(&self) {
         let until = Instant::now() + TICKS;
-        let racy = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(crate::disk::now()));
         let in_place = |p: &&PathBuf| self.covered.contains(p) && self.same_file(p);
-        while self.saves.keys().filter(|p| !in_place(p)).any(|p| racy(&p)) && Instant::now() < until {
+        while self.saves.keys().filter(|p| !in_place(p)).any(|p| crate::disk::stamped_since(p, crate::disk::now()))
+            && Instant::now() < until
+        {
             std::thread::sleep(Duration::from_micros(250));
         }
     }

@@ -16,7 +16,6 @@
 
 use super::Format;
 use super::compile::Once;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -61,8 +60,7 @@ pub(super) fn run(format: Format, reads: &crate::KeptReads, mut once: impl FnMut
         // Changed after the compile read it and before it was watched: stamped since the
         // compile began (the clock is coarse: in the same tick counts), unless the watch
         // that ran through the compile saw it unchanged.
-        let racy = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| crate::disk::Stamp::of(&m).racy(begun));
-        let changed = inputs.iter().filter(|p| !watch.unchanged.contains(*p)).find(racy);
+        let changed = inputs.iter().find(|p| !watch.unchanged.contains(*p) && crate::disk::stamped_since(p, begun));
         let waited = match changed {
             Some(path) => Waited::Changed(path.clone()),
             None => {

@@ -727,7 +727,7 @@ impl Open {
                     Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
-                self.lock_differs |= !previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d).is_some_and(|d| same_hex(d, &o.sha256));
+                self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256).as_ref();
                 self.journal.writes.push(Arc::clone(rel));
             }
         }
@@ -909,12 +909,6 @@ fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool 
 
 fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
     matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if *b == *a.bytes)
-}
-
-/// Whether `hex` is `digest` in lowercase hex (as the lock writes it).
-fn same_hex(digest: &[u8; 32], hex: &str) -> bool {
-    let mut buf = [0; 64];
-    crate::digest::hex_into(digest, &mut buf).as_bytes() == hex.as_bytes()
 }
 
 fn blocked(out: &Path, at: &str, kind: Kind) -> Diagnostic {
