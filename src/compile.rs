@@ -634,19 +634,33 @@ pub(crate) struct Core {
 pub(crate) struct Stream<'s> {
     sink: &'s mut dyn Sink,
     pub failed: Option<Diagnostic>,
-    /// Every output put so far and its hash, in the order put.
-    outputs: Vec<(Arc<str>, [u8; 32])>,
+    /// Every output put so far and its hash (past the sink's budget, on disk).
+    outputs: crate::lock::Listing,
     secret: bool,
 }
 
 impl<'s> Stream<'s> {
     pub(crate) fn new(sink: &'s mut dyn Sink) -> Self {
-        Stream { sink, failed: None, outputs: Vec::new(), secret: false }
+        let outputs = crate::lock::Listing::new(sink.held());
+        Stream { sink, failed: None, outputs, secret: false }
+    }
+
+    /// Lists `path` as put with `digest`, the list first written out as a sorted run when
+    /// it holds the sink's budget (a failure to is the sink's).
+    fn list(&mut self, path: Arc<str>, digest: [u8; 32]) {
+        if self.outputs.is_full() && self.failed.is_none() {
+            let spilled = match self.outputs.needs_file().then(|| self.sink.spill()).transpose() {
+                Ok(file) => self.outputs.spill(file).map_err(|e| crate::output::write::spill_failed(&e)),
+                Err(d) => Err(d),
+            };
+            self.failed = spilled.err();
+        }
+        self.outputs.push(path, digest);
     }
 
     /// Hashes `files` (each distinct rendering once, on up to `threads` threads) and puts
-    /// them into the sink.
-    fn put(&mut self, files: Vec<(String, Artifact)>, secrets: &BTreeMap<String, String>, threads: usize) {
+    /// them into the sink; their paths, as listed.
+    fn put(&mut self, files: Vec<(String, Artifact)>, secrets: &BTreeMap<String, String>, threads: usize) -> Vec<Arc<str>> {
         let distinct: Vec<&Artifact> = crate::artifact::distinct(&files).map(|(_, a)| a).collect();
         let hashed = crate::jobs::map_runs(&distinct, threads, 256, |_, run| {
             run.iter().map(|a| (a.rendering(), crate::lock::output_digest(a, secrets))).collect::<Vec<_>>()
@@ -658,11 +672,13 @@ impl<'s> Stream<'s> {
                 let digest = hashes[&artifact.rendering()];
                 self.secret |= artifact.secret;
                 let path: Arc<str> = path.into();
-                self.outputs.push((Arc::clone(&path), digest));
+                self.list(Arc::clone(&path), digest);
                 Output { path, artifact, sha256: hex::encode(digest) }
             })
             .collect();
+        let paths = batch.iter().map(|o| Arc::clone(&o.path)).collect();
         self.put_hashed(batch);
+        paths
     }
 
     fn put_hashed(&mut self, batch: Vec<Output>) {
@@ -762,7 +778,7 @@ pub(crate) fn build(
     if diags.has_errors() {
         return None;
     }
-    let outputs = crate::lock::Listed::sorted(std::mem::take(&mut stream.outputs));
+    let outputs = std::mem::replace(&mut stream.outputs, crate::lock::Listing::new(usize::MAX)).finish();
     Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
 }
 
@@ -794,12 +810,12 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         }
         let reused = self.stream.sink.reuse(&wanted);
         let listed = self.stream.sink.listed();
-        self.stream.outputs.reserve_exact(listed.saturating_sub(self.stream.outputs.len()));
+        self.stream.outputs.reserve(listed);
         let mut taken = BTreeSet::new();
         for ((service, key), from_tree) in wanted.iter().zip(reused) {
             let Some(Taken { files, digests }) = from_tree else { continue };
             for (f, digest) in files.iter().zip(digests) {
-                self.stream.outputs.push((f.path.clone(), digest));
+                self.stream.list(f.path.clone(), digest);
             }
             self.memo.0.insert(service.to_string(), (**key, files));
             taken.insert(*service);
@@ -826,9 +842,8 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         } else {
             with_inline(files, project::inline(self.pod, self.registry, services, self.native))
         };
-        let start = self.stream.outputs.len();
-        self.stream.put(files, self.secrets, self.threads);
-        let put: foldhash::HashMap<&str, &Arc<str>> = self.stream.outputs[start..].iter().map(|(p, _)| (&**p, p)).collect();
+        let put = self.stream.put(files, self.secrets, self.threads);
+        let put: foldhash::HashMap<&str, &Arc<str>> = put.iter().map(|p| (&**p, p)).collect();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.

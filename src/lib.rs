@@ -46,6 +46,7 @@ pub(crate) mod pod;
 pub(crate) mod project;
 pub(crate) mod registry;
 pub(crate) mod runner;
+pub(crate) mod runs;
 pub(crate) mod secrets;
 pub(crate) mod skill;
 pub(crate) mod source;

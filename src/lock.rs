@@ -116,72 +116,157 @@ impl<O> Lock<O> {
 /// A compile's outputs with their hashes, in path order, each path once: a list sorted
 /// once, not a map grown one path at a time (at 30,000 agent ids it holds 90,000 paths).
 /// A path is shared with the render memo, and, for a file taken from the tree, with the
-/// previous lock's table (`output::write::Outputs`): one copy of it, not three.
+/// previous lock's table (`output::write::Outputs`): one copy of it, not three. Past a
+/// budget ([`Listing`]) the list is on disk but for its newest part, as sorted runs
+/// ([`crate::runs`]), and read back merged.
 #[derive(Default)]
-pub(crate) struct Listed(Vec<(Arc<str>, [u8; 32])>);
+pub(crate) struct Listed {
+    /// The outputs put last, sorted.
+    held: Vec<(Arc<str>, [u8; 32])>,
+    /// Those put before, when they went to disk.
+    runs: Option<crate::runs::Runs>,
+}
+
+/// The list of outputs as a compile puts them ([`Listing::push`]), held until it is
+/// `budget` bytes, then sorted and written out as a run, and held again from empty.
+pub(crate) struct Listing {
+    held: Vec<(Arc<str>, [u8; 32])>,
+    /// What `held` takes, about: each entry and its path.
+    bytes: usize,
+    budget: usize,
+    runs: Option<crate::runs::Runs>,
+}
+
+/// What an entry of a [`Listing`] takes besides its path's bytes: its place in the list
+/// and the shared path's counts.
+const ENTRY: usize = std::mem::size_of::<(Arc<str>, [u8; 32])>() + 2 * std::mem::size_of::<usize>();
+
+/// A [`Listing`]'s budget when nothing says otherwise: 1 MiB, about 12,000 outputs (4,000
+/// agent ids), so a pod below that never touches the disk for it.
+pub(crate) const HELD: usize = 1 << 20;
+
+impl Listing {
+    /// A list held up to `budget` bytes (`usize::MAX`: all of it).
+    pub(crate) fn new(budget: usize) -> Listing {
+        Listing { held: Vec::new(), bytes: 0, budget, runs: None }
+    }
+
+    /// Whether the list holds its budget: the next push should [`Listing::spill`] first.
+    pub(crate) fn is_full(&self) -> bool {
+        self.bytes >= self.budget
+    }
+
+    /// Room for `total` entries in all without growing by doubling, as far as the budget
+    /// goes.
+    pub(crate) fn reserve(&mut self, total: usize) {
+        let room = self.budget.saturating_sub(self.bytes) / ENTRY;
+        self.held.reserve_exact(total.saturating_sub(self.held.len()).min(room));
+    }
+
+    pub(crate) fn push(&mut self, path: Arc<str>, digest: [u8; 32]) {
+        self.bytes += ENTRY + path.len();
+        self.held.push((path, digest));
+    }
+
+    /// Whether [`Listing::spill`] needs a file: none was handed over yet.
+    pub(crate) fn needs_file(&self) -> bool {
+        self.runs.is_none()
+    }
+
+    /// Writes what it holds as a sorted run into the file it was handed, or `file` the first
+    /// time, and holds nothing.
+    pub(crate) fn spill(&mut self, file: Option<std::fs::File>) -> std::io::Result<()> {
+        let runs = match (&mut self.runs, file) {
+            (Some(r), _) => r,
+            (None, Some(f)) => self.runs.insert(crate::runs::Runs::new(f)),
+            (None, None) => return Err(std::io::Error::other("no file for the list's runs")),
+        };
+        sort_once(&mut self.held);
+        runs.push(self.held.iter().map(|(p, d)| (&**p, d)))?;
+        self.held.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// The list in path order; of a path put twice, the hash put last.
+    pub(crate) fn finish(mut self) -> Listed {
+        sort_once(&mut self.held);
+        Listed { held: self.held, runs: self.runs }
+    }
+}
+
+/// `outputs` put in path order; of a path put twice, the hash put last.
+fn sort_once(outputs: &mut Vec<(Arc<str>, [u8; 32])>) {
+    // Sorted through their positions, then moved into place: a stable sort of the list
+    // itself takes scratch as big as the list (4.5 MB at 30,000 agent ids, at the
+    // compile's peak), the positions a sixth of it. Of two equal paths, the one put
+    // later sorts later, and is the one kept (moved into the earlier one's place).
+    let mut order: Vec<usize> = (0..outputs.len()).collect();
+    order.sort_unstable_by(|&a, &b| outputs[a].0.cmp(&outputs[b].0).then(a.cmp(&b)));
+    permute(outputs, order);
+    outputs.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
+}
 
 /// A lock's output paths in its order, as a stat record stamps them: the lock's own list
 /// (not copied: at 30,000 agent ids a list of the 90,000 paths took 2.2 MB at the peak),
 /// or read back from its bytes.
-#[derive(Debug)]
 pub(crate) enum RecordedPaths<'a> {
-    Listed(&'a [(Arc<str>, [u8; 32])]),
+    Listed(&'a Listed),
     Read(Vec<Cow<'a, str>>),
 }
 
-impl RecordedPaths<'_> {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            RecordedPaths::Listed(l) => l.len(),
-            RecordedPaths::Read(r) => r.len(),
-        }
+impl std::fmt::Debug for RecordedPaths<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter().map(|p| p.map_or_else(|e| e.to_string(), Cow::into_owned))).finish()
     }
+}
 
-    /// The paths in the lock's order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+impl RecordedPaths<'_> {
+    /// The paths in the lock's order, or an error reading them back from disk.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<Cow<'_, str>>> {
         let (listed, read) = match self {
-            RecordedPaths::Listed(l) => (Some(*l), None),
-            RecordedPaths::Read(r) => (None, Some(r)),
+            RecordedPaths::Listed(l) => (Some(l.iter().map(|e| e.map(|(p, _)| p))), None),
+            RecordedPaths::Read(r) => (None, Some(r.iter().map(|p| Ok(Cow::Borrowed(&**p))))),
         };
-        listed.into_iter().flatten().map(|(p, _)| &**p).chain(read.into_iter().flatten().map(|p| &**p))
+        listed.into_iter().flatten().chain(read.into_iter().flatten())
     }
 
     #[cfg(test)]
-    fn to_vec(&self) -> Vec<&str> {
-        self.iter().collect()
+    fn to_vec(&self) -> Vec<String> {
+        self.iter().map(|p| p.unwrap().into_owned()).collect()
     }
 }
 
 impl Listed {
     /// `outputs` put in path order; of a path put twice, the hash put last.
+    #[cfg(test)]
     pub(crate) fn sorted(mut outputs: Vec<(Arc<str>, [u8; 32])>) -> Listed {
-        // Sorted through their positions, then moved into place: a stable sort of the list
-        // itself takes scratch as big as the list (4.5 MB at 30,000 agent ids, at the
-        // compile's peak), the positions a sixth of it. Of two equal paths, the one put
-        // later sorts later, and is the one kept (moved into the earlier one's place).
-        let mut order: Vec<usize> = (0..outputs.len()).collect();
-        order.sort_unstable_by(|&a, &b| outputs[a].0.cmp(&outputs[b].0).then(a.cmp(&b)));
-        permute(&mut outputs, order);
-        outputs.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                std::mem::swap(later, kept);
-            }
-            same
-        });
-        Listed(outputs)
+        sort_once(&mut outputs);
+        Listed { held: outputs, runs: None }
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &[u8; 32])> {
-        self.0.iter().map(|(p, d)| (&**p, d))
+    /// Each output in path order, or the first error reading the list back from disk.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<(Cow<'_, str>, [u8; 32])>> {
+        let (held, merged) = match &self.runs {
+            None => (Some(self.held.iter().map(|(p, d)| Ok((Cow::Borrowed(&**p), *d)))), None),
+            Some(runs) => (None, Some(runs.merged(&self.held))),
+        };
+        held.into_iter().flatten().chain(merged.into_iter().flatten())
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
+    /// How many sorted runs of it are on disk.
+    pub(crate) fn runs(&self) -> usize {
+        self.runs.as_ref().map_or(0, crate::runs::Runs::len)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.held.is_empty() && self.runs() == 0
     }
 }
 
@@ -207,6 +292,7 @@ pub(crate) struct Written<'a>(&'a Listed);
 
 impl Serialize for Written<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
         struct Output<'a>(&'a str, &'a [u8; 32]);
         impl Serialize for Output<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -220,7 +306,12 @@ impl Serialize for Written<'_> {
                 o.end()
             }
         }
-        s.collect_seq(self.0.iter().map(|(path, digest)| Output(path, digest)))
+        let mut seq = s.serialize_seq(None)?;
+        for entry in self.0.iter() {
+            let (path, digest) = entry.map_err(S::Error::custom)?;
+            seq.serialize_element(&Output(&path, &digest))?;
+        }
+        seq.end()
     }
 }
 
@@ -395,14 +486,21 @@ impl Pending {
         Ok(hash.finalize().into())
     }
 
-    /// How many bytes it is.
-    pub(crate) fn len(&self) -> usize {
+    /// How many bytes it is (`u64::MAX` when its outputs cannot be read back from disk:
+    /// no file is that long).
+    pub(crate) fn len(&self) -> u64 {
         match &self.form {
-            Form::Whole(b) => b.len(),
+            Form::Whole(b) => b.len() as u64,
             Form::Listed { rest, outputs, .. } => {
                 let entry = PATH.len() + HASH.len() + 64 + END.len();
-                let entries: usize = outputs.iter().map(|(p, _)| entry + crate::artifact::json::go_json_str_len(p)).sum();
-                rest.len() + OPEN.len() + entries + (outputs.len() - 1) * BETWEEN.len() + CLOSE.len()
+                let mut n = 0;
+                let mut bytes = 0;
+                for e in outputs.iter() {
+                    let Ok((p, _)) = e else { return u64::MAX };
+                    n += 1;
+                    bytes += entry + crate::artifact::json::go_json_str_len(&p);
+                }
+                (rest.len() + OPEN.len() + bytes + (n - 1) * BETWEEN.len() + CLOSE.len()) as u64
             }
         }
     }
@@ -416,14 +514,15 @@ impl Pending {
         let mut hex = [0; 64];
         w.write_all(rest)?;
         w.write_all(OPEN)?;
-        for (n, (path, digest)) in outputs.iter().enumerate() {
+        for (n, entry) in outputs.iter().enumerate() {
+            let (path, digest) = entry?;
             if n > 0 {
                 w.write_all(BETWEEN)?;
             }
             w.write_all(PATH)?;
-            crate::artifact::json::write_go_json_str(&mut *w, path)?;
+            crate::artifact::json::write_go_json_str(&mut *w, &path)?;
             w.write_all(HASH)?;
-            w.write_all(crate::digest::hex_into(digest, &mut hex).as_bytes())?;
+            w.write_all(crate::digest::hex_into(&digest, &mut hex).as_bytes())?;
             w.write_all(END)?;
         }
         w.write_all(CLOSE)
@@ -434,10 +533,13 @@ impl Pending {
         if let Form::Whole(b) = &self.form {
             return b.clone();
         }
-        let mut shared: Arc<[u8]> = std::iter::repeat_n(0, self.len()).collect();
-        let filled = Arc::get_mut(&mut shared).is_some_and(|mut w| self.write_to(&mut w).is_ok() && w.is_empty());
-        if filled {
-            return shared;
+        let len = usize::try_from(self.len()).ok().filter(|&n| n != usize::MAX);
+        if let Some(len) = len {
+            let mut shared: Arc<[u8]> = std::iter::repeat_n(0, len).collect();
+            let filled = Arc::get_mut(&mut shared).is_some_and(|mut w| self.write_to(&mut w).is_ok() && w.is_empty());
+            if filled {
+                return shared;
+            }
         }
         let mut grown = Vec::new();
         let _ = self.write_to(&mut grown);
@@ -449,7 +551,7 @@ impl Pending {
     /// whose bytes cannot be read back.
     pub(crate) fn recorded(&self) -> Option<(usize, RecordedPaths<'_>)> {
         match &self.form {
-            Form::Listed { outputs, inputs, redacted, .. } => redacted.then_some((*inputs, RecordedPaths::Listed(&outputs.0))),
+            Form::Listed { outputs, inputs, redacted, .. } => redacted.then_some((*inputs, RecordedPaths::Listed(outputs))),
             Form::Whole(b) => {
                 use crate::output::known::LockView;
                 let l = serde_json::from_slice::<LockView<'_>>(b).ok().filter(LockView::redacted)?;
@@ -458,9 +560,10 @@ impl Pending {
         }
     }
 
-    /// Its digest, by writing it through SHA-256.
+    /// Its digest, by writing it through SHA-256; all zeros, the digest of no lock, when
+    /// its outputs cannot be read back from disk (writing it then fails and says why).
     fn hashed(&self) -> [u8; 32] {
-        self.through_hash(&mut std::io::sink()).expect("a write into a hash cannot fail")
+        self.through_hash(&mut std::io::sink()).unwrap_or([0; 32])
     }
 }
 
@@ -935,7 +1038,7 @@ mod tests {
     /// A copy of a pending lock's table of outputs.
     fn pending_table(p: &Pending) -> Listed {
         match &p.form {
-            Form::Listed { outputs, .. } => Listed::sorted(outputs.iter().map(|(p, d)| (p.into(), *d)).collect()),
+            Form::Listed { outputs, .. } => Listed::sorted(outputs.iter().map(|e| e.map(|(p, d)| (p.into(), d)).unwrap()).collect()),
             Form::Whole(_) => Listed::default(),
         }
     }
@@ -959,7 +1062,7 @@ mod tests {
             let want = crate::artifact::json::to_go_json(&head().with_outputs(Written(&table)));
             let pending = Pending::of(&head().with_outputs(Written(&Listed::default())), table);
             assert_eq!(&pending.bytes()[..], &want[..], "{paths:?}");
-            assert_eq!(pending.len(), want.len(), "{paths:?}");
+            assert_eq!(pending.len(), want.len() as u64, "{paths:?}");
             assert_eq!(pending.digest(), crate::digest::sha256(&want), "{paths:?}");
             // Written before its digest was asked for: the digest is taken on the way.
             let fresh = Pending::of(&head().with_outputs(Written(&Listed::default())), pending_table(&pending));
@@ -972,18 +1075,47 @@ mod tests {
             // Written here, not by serde, whenever there are outputs.
             assert_eq!(matches!(pending.form, Form::Listed { .. }), !paths.is_empty(), "{paths:?}");
             // A record reads the same paths from it whichever way it was made.
-            let whole = Pending::whole(want.into());
+            let whole = Pending::whole(want.clone().into());
             assert_eq!(whole.digest(), pending.digest());
             let (inputs, listed) = pending.recorded().expect("redacted");
             let mut sorted = paths.to_vec();
             sorted.sort_unstable();
             sorted.dedup();
-            assert_eq!((inputs, listed.to_vec()), (head().inputs.len(), sorted));
+            assert_eq!((inputs, listed.to_vec()), (head().inputs.len(), sorted.iter().map(ToString::to_string).collect()));
             assert_eq!(matches!(listed, RecordedPaths::Listed(_)), !paths.is_empty(), "not copied: {paths:?}");
             let (whole_inputs, read) = whole.recorded().expect("redacted");
             assert!(matches!(read, RecordedPaths::Read(_)));
             assert_eq!((whole_inputs, read.to_vec()), (inputs, listed.to_vec()), "{paths:?}");
+            // The same list put backwards, each path twice (the second put's hash is the
+            // one listed), past a budget of a few entries: on disk as sorted runs but for
+            // the last few, and the same lock.
+            for budget in [1, 3 * ENTRY, usize::MAX] {
+                let mut listing = Listing::new(budget);
+                for (i, p) in paths.iter().enumerate().rev() {
+                    for d in [[0xee; 32], [i as u8; 32]] {
+                        if listing.is_full() {
+                            listing.spill(listing.needs_file().then(|| tempfile::tempfile().unwrap())).unwrap();
+                        }
+                        listing.push((*p).into(), d);
+                    }
+                }
+                let listed = listing.finish();
+                let runs = listed.runs();
+                assert_eq!(runs > 0, budget == 1 && !paths.is_empty() || budget < usize::MAX && paths.len() > 3, "{budget} {paths:?}");
+                let spilled = Pending::of(&head().with_outputs(Written(&Listed::default())), listed);
+                assert_eq!(&spilled.bytes()[..], &want[..], "{budget} {paths:?}");
+                assert_eq!(spilled.len(), want.len() as u64);
+                assert_eq!(spilled.digest(), crate::digest::sha256(&want));
+                let mut written = Vec::new();
+                spilled.write_hashing(&mut written).unwrap();
+                assert_eq!(written, want);
+                assert_eq!(spilled.recorded().expect("redacted").1.to_vec(), listed_paths(&pending));
+            }
         }
+    }
+
+    fn listed_paths(p: &Pending) -> Vec<String> {
+        p.recorded().expect("redacted").1.to_vec()
     }
 
     /// Every permutation of up to six positions, and long ones of many cycles, move each
@@ -1022,11 +1154,11 @@ mod tests {
     fn outputs_are_listed_in_path_order_each_once() {
         let put = |order: &[(&str, u8)]| Listed::sorted(order.iter().map(|(p, d)| ((*p).into(), [*d; 32])).collect());
         let listed = put(&[("report/b.json", 1), ("context/a/x", 2), ("report.json", 3), ("context/a/x", 4), ("context/b", 5)]);
-        let got: Vec<(&str, u8)> = listed.iter().map(|(p, d)| (p, d[0])).collect();
-        assert_eq!(got, [("context/a/x", 4), ("context/b", 5), ("report.json", 3), ("report/b.json", 1)]);
-        assert_eq!(listed.len(), 4);
+        let all = |l: &Listed| l.iter().map(|e| e.map(|(p, d)| (p.into_owned(), d[0])).unwrap()).collect::<Vec<_>>();
+        let got = all(&listed);
+        assert_eq!(got, [("context/a/x", 4), ("context/b", 5), ("report.json", 3), ("report/b.json", 1)].map(|(p, d)| (p.to_string(), d)));
         let reversed = put(&[("context/b", 5), ("report.json", 3), ("context/a/x", 4), ("report/b.json", 1)]);
-        assert_eq!(reversed.iter().collect::<Vec<_>>(), listed.iter().collect::<Vec<_>>());
+        assert_eq!(all(&reversed), got);
         assert!(put(&[]).is_empty());
     }
 

@@ -171,7 +171,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
     // The tree is written as it is compiled, a batch of agent services at a time, so the
     // compile never holds it whole; nothing in `out` changes before the commit, after the
     // last batch, and a compile that fails removes what it staged.
-    let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1 };
+    let write = WriteOptions { strict: opts.strict, jobs: opts.jobs, records: records.0, untrusted: records.1, held: 0 };
     let redacted = secrets == SecretMode::Redact;
     let mut writer = Writer::new(&out, write, redacted);
     // What a watch read while it waited, if nothing under `out` changed since; its watch

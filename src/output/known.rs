@@ -277,13 +277,23 @@ impl Known {
         let Some((inputs, paths)) = lock.recorded() else { return };
         let time = record::now();
         let seen = &seen.sorted();
+        // The lock's list may be on disk (`lock::Listed`): it is read a part at a time,
+        // once for its length and directories, once as it is stamped.
+        let Some((outputs, parents)) = count_and_parents(&paths) else { return };
+        let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
         // Written as it is stamped, a part at a time, with the inputs' stamps as they were
         // read, and the directories' the write found unchanged.
-        let dirs = self.directory_stamps(out, &crate::disk::parents_of_directories(paths.iter()));
-        let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs: paths.len(), dirs: &dirs };
-        record::store_filled(at, lock.digest(), time, sections, |run, entries| match &paths {
-            RecordedPaths::Listed(l) => self.stamp(out, &l[run], |(p, _)| p, seen, previous, entries, jobs),
-            RecordedPaths::Read(r) => self.stamp(out, &r[run], |p| p, seen, previous, entries, jobs),
+        let dirs = self.directory_stamps(out, &parents);
+        let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs, dirs: &dirs };
+        let mut next = paths.iter();
+        let mut part = Vec::new();
+        record::store_filled(at, lock.digest(), time, sections, |run, entries| {
+            // A path that cannot be read back leaves its entry and the rest unstamped
+            // (never vouched for).
+            part.clear();
+            part.extend(next.by_ref().take(run.len()).map_while(Result::ok));
+            let stamped = part.len() * record::ENTRY;
+            self.stamp(out, &part, |p| p, seen, previous, &mut entries[..stamped], jobs);
         });
     }
 
@@ -365,6 +375,25 @@ impl Seen {
         self.read.binary_search_by(|(p, _)| (**p).cmp(path)).ok().map(|i| self.read[i].1)
     }
 }
+
+/// How many paths `paths` holds, and the parents of the directories that hold them
+/// ([`crate::disk::parents_of_directories`]), read a part at a time; `None` when they
+/// cannot be read back.
+fn count_and_parents(paths: &RecordedPaths<'_>) -> Option<(usize, std::collections::BTreeSet<String>)> {
+    let mut all = paths.iter();
+    let (mut count, mut parents) = (0, std::collections::BTreeSet::new());
+    loop {
+        let part: Vec<_> = all.by_ref().take(PART).collect::<std::io::Result<_>>().ok()?;
+        if part.is_empty() {
+            return Some((count, parents));
+        }
+        count += part.len();
+        parents.extend(crate::disk::parents_of_directories(part.iter().map(|p| &**p)).into_iter().map(str::to_string));
+    }
+}
+
+/// How many of a list's paths are read back at once.
+const PART: usize = 8192;
 
 #[cfg(test)]
 mod tests {

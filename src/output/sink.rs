@@ -37,6 +37,18 @@ pub trait Sink {
         0
     }
 
+    /// How many bytes of the list of outputs put (for the lock) the compile may hold: past
+    /// it, the list goes to [`Sink::spill`] as sorted runs. All of it by default.
+    fn held(&self) -> usize {
+        usize::MAX
+    }
+
+    /// A file of the sink's for the list of outputs past [`Sink::held`]: unnamed, the
+    /// compile's alone, gone once closed.
+    fn spill(&mut self) -> Result<std::fs::File, Diagnostic> {
+        Err(Diagnostic::error(crate::diag::catalogue::output::IO, "this sink holds the whole list of outputs"))
+    }
+
     /// Takes `clawc.lock`, after every other file: `secret` when any output holds a literal
     /// token (the lock is then as sensitive). By default its bytes are made and put as a
     /// batch of their own; a sink that writes it may instead write it as it is made.

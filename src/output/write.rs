@@ -72,6 +72,12 @@ pub struct WriteSummary {
     pub refused: bool,
 }
 
+/// The list of outputs could not be written out as a sorted run (see [`Sink::spill`]).
+pub(crate) fn spill_failed(e: &io::Error) -> Diagnostic {
+    Diagnostic::error(codes::IO, format!("cannot keep the list of outputs in an unnamed file in the output directory: {e}"))
+        .help("check that the output directory's file system has space and allows writing")
+}
+
 fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot {what} `{}`: {e}", path.display())).help("check that the output directory is writable")
 }
@@ -117,6 +123,10 @@ pub struct WriteOptions<'a> {
     pub records: Option<&'a Path>,
     /// Directories a stat record may not lie in (the repository under review).
     pub untrusted: &'a [&'a Path],
+    /// How many bytes of the list of outputs a compile holds before it writes the rest
+    /// into an unnamed file in `--out` as sorted runs (0: the default, 1 MiB, about 4,000
+    /// agent ids); the tree and the lock are the same bytes whatever it is.
+    pub held: usize,
 }
 
 /// Writes `artifacts` (which include `clawc.lock`) into `out`. `secrets` are the
@@ -407,6 +417,18 @@ impl Sink for Writer<'_> {
             Some(Previous::Lock(l)) => l.listed,
             _ => 0,
         }
+    }
+
+    fn held(&self) -> usize {
+        if self.opts.held == 0 { crate::lock::HELD } else { self.opts.held }
+    }
+
+    /// In `--out`, unnamed (`O_TMPFILE`; where the file system lacks it, made and unlinked
+    /// at once): nothing is left in the tree, whatever stops the compile.
+    fn spill(&mut self) -> Result<fs::File, Diagnostic> {
+        let out = self.out;
+        self.open()?;
+        tempfile::tempfile_in(out).map_err(|e| spill_failed(&e))
     }
 
     fn described(&mut self, digest: [u8; 32]) {
@@ -755,7 +777,7 @@ impl Open {
             && !known_new
         {
             let digest = lock.digest();
-            let current = meta.len() == lock.len() as u64
+            let current = meta.len() == lock.len()
                 && meta.permissions().mode() & 0o777 == mode
                 && !self.previous.lock_is_not(&digest)
                 && (self.previous.lock_is(&digest, meta)

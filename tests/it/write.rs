@@ -222,3 +222,42 @@ fn a_compile_runs_on_mimalloc_and_a_check_on_glibc() {
     assert!(served(&[]), "a compile allocates with mimalloc");
     assert!(!served(&["--check"]), "a check does not");
 }
+
+/// Past its budget (`WriteOptions::held`) a compile keeps the list of its outputs on disk,
+/// as sorted runs in an unnamed file in `--out`. The tree and its lock are the same bytes
+/// as with the list held whole, nothing of the runs is left in `--out`, and the stat record
+/// and memo made from the list let the next compile take every file from the tree unread.
+#[test]
+fn a_list_of_outputs_kept_on_disk_makes_the_same_tree_and_leaves_nothing_else() {
+    use clawc::output::write::{WriteOptions, Writer};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    super::determinism::generate::generate(root, 12);
+    let records = root.join("cache");
+    let opts = clawc::Options { pod: root.join("claw-pod.yml"), ..Default::default() };
+    let compile = |out: &str, held: usize| {
+        let write = WriteOptions { records: Some(&records), held, ..Default::default() };
+        let out = root.join(out);
+        let mut writer = Writer::new(&out, write, true);
+        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
+        assert!(compiled.exit_code() == 0 && failed.is_none(), "{:?} {failed:?}", compiled.diagnostics.0.first());
+        let summary = writer.finish(&compiled.secrets).unwrap();
+        // Past the coarse clock's tick, so the record may vouch for what was written.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        summary
+    };
+    let whole = compile("whole", usize::MAX);
+    // A few hundred bytes: a run every few outputs.
+    let spilled = compile("spilled", 300);
+    assert!(whole.written.len() > 30, "{}", whole.written.len());
+    assert_eq!(spilled.written, whole.written);
+    let want = super::harness::tree(&root.join("whole"));
+    assert_eq!(super::harness::tree(&root.join("spilled")), want, "the same tree and lock, nothing more");
+    // The second compile stamps anew what the first wrote in the record's own clock tick
+    // (never vouched for: racy git); the third finds the record vouching for all.
+    assert_eq!(compile("spilled", 300).written.len(), 0);
+    let again = compile("spilled", 300);
+    assert_eq!((again.written.len(), again.unchanged), (0, want.len()));
+    assert_eq!(again.vouched, want.len() - 1, "every output vouched for by the record (the lock is always read)");
+    assert_eq!(super::harness::tree(&root.join("spilled")), want);
+}

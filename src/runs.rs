@@ -1,0 +1,241 @@
+//! Sorted runs: a list of paths, each with a SHA-256, too long to hold whole, kept as
+//! sorted parts in one unnamed file and read back merged in path order. The lock's list
+//! of outputs ([`crate::lock::Listed`]) goes here past a budget, so a compile's memory
+//! does not grow with its outputs (`sort` does the same with its `-S` buffer and
+//! temporary files).
+//!
+//! The file is the writer's own: unnamed (`O_TMPFILE`, or unlinked at once where the file
+//! system lacks it), inside `--out`, and gone when closed, so nothing of it is left to
+//! clean up or to be read by another process by name. Each run is written once, in path
+//! order, each path once; a path put again in a later run is read back from the later
+//! one ([`Merged`]).
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// A run's entry: the path's length (4 bytes, little-endian), the path, its digest.
+const LEN: usize = 4;
+const DIGEST: usize = 32;
+/// How much of a run is read at once while merging.
+const READ: usize = 64 * 1024;
+
+/// Runs in a file of their own, oldest first.
+#[derive(Debug)]
+pub(crate) struct Runs {
+    file: File,
+    /// Each run's bytes in `file` (start, end).
+    runs: Vec<(u64, u64)>,
+    end: u64,
+}
+
+impl Runs {
+    pub(crate) fn new(file: File) -> Runs {
+        Runs { file, runs: Vec::new(), end: 0 }
+    }
+
+    /// Appends `items`, which must be in path order with each path once, as a run.
+    pub(crate) fn push<'a>(&mut self, items: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>) -> io::Result<()> {
+        let start = self.end;
+        let mut buf = Vec::with_capacity(READ);
+        for (path, digest) in items {
+            let len = u32::try_from(path.len()).map_err(|_| io::Error::other("a path longer than 4 GiB"))?;
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(path.as_bytes());
+            buf.extend_from_slice(digest);
+            if buf.len() >= READ {
+                self.append(&buf)?;
+                buf.clear();
+            }
+        }
+        self.append(&buf)?;
+        if self.end > start {
+            self.runs.push((start, self.end));
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, b: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(b, self.end)?;
+        self.end += b.len() as u64;
+        Ok(())
+    }
+
+    /// How many runs there are.
+    pub(crate) fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The runs and then `newest` (in path order, each path once), merged into one list in
+    /// path order; of a path in more than one, the newest's entry.
+    pub(crate) fn merged<'a>(&'a self, newest: &'a [(std::sync::Arc<str>, [u8; 32])]) -> Merged<'a> {
+        let mut sources: Vec<Source<'a>> =
+            self.runs.iter().map(|&(at, end)| Source::Run(Cursor { file: &self.file, at, end, buf: Vec::new(), pos: 0 })).collect();
+        sources.push(Source::Held(newest.iter()));
+        let mut merged = Merged { heads: Vec::with_capacity(sources.len()), sources, failed: false };
+        for i in 0..merged.sources.len() {
+            let head = merged.advance(i);
+            merged.heads.push(head);
+        }
+        merged
+    }
+}
+
+/// One sorted list being merged: a run read back, or the list still held.
+enum Source<'a> {
+    Run(Cursor<'a>),
+    Held(std::slice::Iter<'a, (std::sync::Arc<str>, [u8; 32])>),
+}
+
+/// A run read back a buffer at a time.
+struct Cursor<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    /// The next entry, or `None` at the run's end.
+    fn next(&mut self) -> io::Result<Option<(String, [u8; 32])>> {
+        if self.pos == self.buf.len() && self.at == self.end {
+            return Ok(None);
+        }
+        let mut len = [0; LEN];
+        self.fill(&mut len)?;
+        let mut path = vec![0; u32::from_le_bytes(len) as usize];
+        self.fill(&mut path)?;
+        let path = String::from_utf8(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a run's path is not UTF-8"))?;
+        let mut digest = [0; DIGEST];
+        self.fill(&mut digest)?;
+        Ok(Some((path, digest)))
+    }
+
+    /// Fills `into` with the run's next bytes, reading on as needed.
+    fn fill(&mut self, into: &mut [u8]) -> io::Result<()> {
+        let mut got = 0;
+        while got < into.len() {
+            if self.pos == self.buf.len() {
+                if self.at == self.end {
+                    return Err(torn());
+                }
+                let want = (self.end - self.at).min(READ as u64) as usize;
+                self.buf.resize(want, 0);
+                self.file.read_exact_at(&mut self.buf, self.at)?;
+                self.at += want as u64;
+                self.pos = 0;
+            }
+            let k = (into.len() - got).min(self.buf.len() - self.pos);
+            into[got..got + k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+            got += k;
+        }
+        Ok(())
+    }
+}
+
+fn torn() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "a run ends inside an entry")
+}
+
+/// [`Runs::merged`]: each entry in path order, or the first error reading a run back (then
+/// nothing more).
+pub(crate) struct Merged<'a> {
+    sources: Vec<Source<'a>>,
+    heads: Vec<Option<(Cow<'a, str>, [u8; 32])>>,
+    failed: bool,
+}
+
+impl<'a> Merged<'a> {
+    fn advance(&mut self, i: usize) -> Option<(Cow<'a, str>, [u8; 32])> {
+        match &mut self.sources[i] {
+            Source::Held(it) => it.next().map(|(p, d)| (Cow::Borrowed(&**p), *d)),
+            Source::Run(c) => match c.next() {
+                Ok(e) => e.map(|(p, d)| (Cow::Owned(p), d)),
+                Err(_) => {
+                    self.failed = true;
+                    None
+                }
+            },
+        }
+    }
+}
+
+impl<'a> Iterator for Merged<'a> {
+    type Item = io::Result<(Cow<'a, str>, [u8; 32])>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        // The smallest path at the heads; of equal ones, the newest source's (the last).
+        let mut min: Option<usize> = None;
+        for (i, head) in self.heads.iter().enumerate() {
+            if let Some((p, _)) = head
+                && min.is_none_or(|m| self.heads[m].as_ref().is_some_and(|(q, _)| p <= q))
+            {
+                min = Some(i);
+            }
+        }
+        let min = min?;
+        let entry = self.heads[min].take();
+        for i in 0..self.heads.len() {
+            let equal = i == min || self.heads[i].as_ref().zip(entry.as_ref()).is_some_and(|((p, _), (q, _))| p == q);
+            if equal {
+                self.heads[i] = self.advance(i);
+            }
+        }
+        if self.failed {
+            return Some(Err(io::Error::other("a sorted run could not be read back")));
+        }
+        entry.map(Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn list(items: &[(&str, u8)]) -> Vec<(Arc<str>, [u8; 32])> {
+        items.iter().map(|(p, d)| (Arc::from(*p), [*d; 32])).collect()
+    }
+
+    fn merged(runs: &Runs, held: &[(Arc<str>, [u8; 32])]) -> Vec<(String, u8)> {
+        runs.merged(held).map(|e| e.map(|(p, d)| (p.into_owned(), d[0]))).collect::<io::Result<_>>().unwrap()
+    }
+
+    #[test]
+    fn runs_and_the_held_list_merge_in_path_order_the_newest_entry_of_a_path_kept() {
+        let mut runs = Runs::new(tempfile::tempfile().unwrap());
+        let first = list(&[("a/1", 1), ("b/long/path/ü", 1), ("c", 1)]);
+        let second = list(&[("a/0", 2), ("b/long/path/ü", 2), ("d", 2)]);
+        for run in [&first, &second] {
+            runs.push(run.iter().map(|(p, d)| (&**p, d))).unwrap();
+        }
+        runs.push(std::iter::empty()).unwrap();
+        assert_eq!(runs.len(), 2, "an empty run is not kept");
+        let held = list(&[("c", 3), ("e", 3)]);
+        let want = [("a/0", 2), ("a/1", 1), ("b/long/path/ü", 2), ("c", 3), ("d", 2), ("e", 3)];
+        assert_eq!(merged(&runs, &held), want.map(|(p, d)| (p.to_string(), d)));
+        assert_eq!(merged(&runs, &held), merged(&runs, &held), "read back as often as asked");
+        assert_eq!(merged(&Runs::new(tempfile::tempfile().unwrap()), &held), [("c".to_string(), 3), ("e".to_string(), 3)]);
+    }
+
+    #[test]
+    fn a_run_read_back_across_many_buffers_is_whole_and_a_torn_one_is_an_error() {
+        let mut runs = Runs::new(tempfile::tempfile().unwrap());
+        let paths: Vec<String> = (0..20_000).map(|i| format!("agents/agent-{i:06}/{}", "x".repeat(i % 7))).collect();
+        runs.push(paths.iter().map(|p| (p.as_str(), &[7; 32]))).unwrap();
+        let back = merged(&runs, &[]);
+        assert_eq!(back.len(), paths.len());
+        assert!(back.iter().zip(&paths).all(|((p, d), q)| p == q && *d == 7));
+        // Cut inside the last entry: the merge ends with an error, never a short list.
+        runs.file.set_len(runs.end - 3).unwrap();
+        let read: Vec<io::Result<_>> = runs.merged(&[]).collect();
+        assert!(read.last().is_some_and(Result::is_err), "a torn run is an error");
+        assert_eq!(read.iter().filter(|e| e.is_err()).count(), 1, "and nothing after it");
+    }
+}
