@@ -767,14 +767,10 @@ pub(crate) fn build(
         stream,
         keys,
         leaked: false,
-        memo: Memo::default(),
     };
     project::project(&pod, &registry, &plans, &native, &skills, sources, threads, &mut take);
-    let Projecting { diags, stream, memo, .. } = take;
+    let Projecting { diags, stream, .. } = take;
     debug_assert!(diags.sorted_clone(sources).warnings().eq(&warnings), "the index was put with every warning");
-    if !memo.0.is_empty() {
-        stream.sink.remember(memo);
-    }
     if diags.has_errors() {
         return None;
     }
@@ -799,7 +795,6 @@ struct Projecting<'a, 'b, 's> {
     stream: &'b mut Stream<'s>,
     keys: project::reuse::Keys,
     leaked: bool,
-    memo: Memo,
 }
 
 impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
@@ -812,14 +807,16 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         let listed = self.stream.sink.listed();
         self.stream.outputs.reserve(listed);
         let mut taken = BTreeSet::new();
+        let mut memo = Memo::default();
         for ((service, key), from_tree) in wanted.iter().zip(reused) {
             let Some(Taken { files, digests }) = from_tree else { continue };
             for (f, digest) in files.iter().zip(digests) {
                 self.stream.list(f.path.clone(), digest);
             }
-            self.memo.0.insert(service.to_string(), (**key, files));
+            memo.0.insert(service.to_string(), (**key, files));
             taken.insert(*service);
         }
+        self.stream.sink.remember(memo, true);
         services.iter().map(|s| taken.contains(s)).collect()
     }
 
@@ -844,15 +841,17 @@ impl<'a> project::Take<'a> for Projecting<'a, '_, '_> {
         };
         let put = self.stream.put(files, self.secrets, self.threads);
         let put: foldhash::HashMap<&str, &Arc<str>> = put.iter().map(|p| (&**p, p)).collect();
+        let mut memo = Memo::default();
         for (service, paths) in groups {
             // All of a service's files or none: a memo that left one out would have the next
             // compile take the service without it.
             let recorded: Option<Vec<Recorded>> =
                 paths.into_iter().map(|(path, mode)| put.get(path.as_str()).map(|p| Recorded { path: Arc::clone(p), mode })).collect();
             if let Some(recorded) = recorded {
-                self.memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
+                memo.0.insert(service.to_string(), (self.keys.0[service], recorded));
             }
         }
+        self.stream.sink.remember(memo, false);
     }
 }
 

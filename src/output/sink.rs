@@ -58,9 +58,11 @@ pub trait Sink {
         self.put(vec![Output { path: LOCK.into(), artifact: Artifact { bytes, secret, executable: false }, sha256 }])
     }
 
-    /// What this compile rendered, for the next one's [`Sink::reuse`]: handed over before
-    /// the lock is put.
-    fn remember(&mut self, _memo: Memo) {}
+    /// What this compile took or rendered, for the next one's [`Sink::reuse`], a part at a
+    /// time before the lock is put: the services taken from the tree (`taken`) in one part,
+    /// before any rendered, then each batch rendered, the services of each after those of
+    /// the batch before in name order.
+    fn remember(&mut self, _part: Memo, _taken: bool) {}
 
     /// The digest of the descriptors this compile read ([`crate::lock::described_digest`]),
     /// told as soon as they are read: a sink looking at the previous tree ahead of the

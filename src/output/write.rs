@@ -24,6 +24,7 @@
 
 use super::ahead::Ahead;
 use super::known::{Known, LockView, Seen};
+use super::memo::Making;
 use super::record::Stamp;
 use super::sink::Sink;
 use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
@@ -174,8 +175,8 @@ pub struct Writer<'o> {
     opts: WriteOptions<'o>,
     redacted: bool,
     open: Option<Open>,
-    /// What this compile rendered, kept for the next one when the write is done.
-    remembered: Option<Memo>,
+    /// What this compile rendered or took, kept for the next one when the write is done.
+    remembered: Making,
     /// What the previous compile left, being read ahead (see [`Writer::read_ahead`]).
     ahead: Option<Ahead>,
 }
@@ -216,7 +217,7 @@ impl<'o> Writer<'o> {
     /// A writer of a tree that is `redacted` (whose outputs may be vouched for by a stat
     /// record) or not into `out`. Touches nothing yet.
     pub fn new(out: &'o Path, opts: WriteOptions<'o>, redacted: bool) -> Self {
-        Writer { out, opts, redacted, open: None, remembered: None, ahead: None }
+        Writer { out, opts, redacted, open: None, remembered: Making::default(), ahead: None }
     }
 
     /// Starts reading what the previous compile left in `out` on a thread of its own (see
@@ -328,12 +329,12 @@ impl<'o> Writer<'o> {
         }
         let mut open = self.open.take().expect("opened above");
         let lock = open.lock.take().map(|(l, _)| l).filter(|_| open.known.keeps());
-        let memo = self.remembered.take();
+        let memo = std::mem::take(&mut self.remembered);
         if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             let record = open.summary.vouched < open.summary.unchanged || !open.known.has_record();
             let summary = std::mem::take(&mut open.summary);
-            return Ok((summary, Keeping { out, open: Some(open), lock, memo, record }));
+            return Ok((summary, Keeping { out, open: Some(open), lock, memo: Some(memo), record }));
         }
         let committed = open.commit(out);
         if let Err(d) = committed {
@@ -345,7 +346,7 @@ impl<'o> Writer<'o> {
         summary.written = std::mem::take(&mut open.journal.writes);
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
         summary.written.sort_unstable();
-        Ok((summary, Keeping { out, open: Some(open), lock, memo, record: true }))
+        Ok((summary, Keeping { out, open: Some(open), lock, memo: Some(memo), record: true }))
     }
 }
 
@@ -359,7 +360,7 @@ pub struct Keeping<'o> {
     out: &'o Path,
     open: Option<Open>,
     lock: Option<Pending>,
-    memo: Option<Memo>,
+    memo: Option<Making>,
     record: bool,
 }
 
@@ -437,8 +438,18 @@ impl Sink for Writer<'_> {
         }
     }
 
-    fn remember(&mut self, memo: Memo) {
-        self.remembered = Some(memo);
+    /// Kept only when there is a record to keep the memo beside; the rendered parts in an
+    /// unnamed file in `--out`, as the list of outputs is.
+    fn remember(&mut self, part: Memo, taken: bool) {
+        let out = self.out;
+        if self.open.as_ref().and_then(|o| o.known.memo_path()).is_none() {
+            return;
+        }
+        if taken {
+            self.remembered.taken(part);
+        } else {
+            self.remembered.rendered(&part, || tempfile::tempfile_in(out));
+        }
     }
 }
 
@@ -873,7 +884,7 @@ impl Open {
     /// After the write, for the next compile: the stat record (when `record`) and the
     /// render memo, both bound to the new lock (its bytes and digest), side by side when
     /// there are threads for it (at 3,000 agent ids they are 1 and 1.3 MB).
-    fn keep(&mut self, out: &Path, lock: Option<&Pending>, memo: Option<&Memo>, record: bool) {
+    fn keep(&mut self, out: &Path, lock: Option<&Pending>, memo: Option<&Making>, record: bool) {
         let seen = std::mem::take(&mut self.seen);
         let open = &*self;
         let store = move || {
@@ -895,7 +906,7 @@ impl Open {
 
     /// Keeps `memo` for the next compile, bound to the new lock `lock` (dropped when there
     /// is no record to keep it beside).
-    fn remember(&self, lock: Option<[u8; 32]>, memo: Option<&Memo>) {
+    fn remember(&self, lock: Option<[u8; 32]>, memo: Option<&Making>) {
         if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
             super::memo::store(&at, &lock, memo, self.memo.as_ref().map(|(_, seal)| *seal));
         }
