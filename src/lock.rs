@@ -168,6 +168,10 @@ impl Listing {
         self.held.push((path, digest));
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.held.is_empty() && self.runs.is_none()
+    }
+
     /// Whether [`Listing::spill`] needs a file: none was handed over yet.
     pub(crate) fn needs_file(&self) -> bool {
         self.runs.is_none()

@@ -70,7 +70,7 @@ mod tests {
 
     /// The trading-desk example compiled into `out` (records in `records`) with `idle`
     /// read before it, if any; the summary's (written, taken from the tree).
-    fn compile(out: &Path, records: &Path, idle: Option<Idle>) -> (Vec<std::sync::Arc<str>>, usize, bool) {
+    fn compile(out: &Path, records: &Path, idle: Option<Idle>) -> (Vec<String>, usize, bool) {
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
         let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
         let mut writer = Writer::new(out, WriteOptions { records: Some(records), jobs: 1, ..Default::default() }, true);
@@ -79,7 +79,7 @@ mod tests {
         let (compiled, refused) = crate::compile_into(&opts, &mut writer);
         assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
         let w = writer.finish(&compiled.secrets).unwrap();
-        (w.written, w.reused, used)
+        (w.written.to_vec(), w.reused, used)
     }
 
     fn settled(out: &Path, records: &Path) {

@@ -55,11 +55,10 @@ const LOCK_WAIT: Duration = Duration::from_secs(120);
 
 pub(crate) use crate::diag::catalogue::output as codes;
 
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct WriteSummary {
-    /// The paths written, sorted (the compile's own strings, not copies: a fresh compile
-    /// at 30,000 agent ids writes 90,000 files).
-    pub written: Vec<Arc<str>>,
+    /// The paths written, sorted.
+    pub written: Written,
     pub unchanged: usize,
     /// Of the unchanged, those the stat record vouched for (not read).
     pub vouched: usize,
@@ -84,24 +83,101 @@ fn io(what: &str, path: &Path, e: io::Error) -> Diagnostic {
 }
 
 /// The journal: what the commit does, in order. On disk, each write is a pair (staged
-/// name, output path); a killed run's is read back as that ([`Committed`]). A file is
-/// staged at its output path under `<out>/.clawc-stage/t/`, so a directory the tree does
-/// not have yet is moved into place whole (an older clawc staged it under its position
-/// in the journal; a journal a killed older run left is still completed).
-#[derive(Serialize, Debug, Default)]
+/// name, output path), `clawc.lock` last; a killed run's is read back as that
+/// ([`Committed`]). A file is staged at its output path under `<out>/.clawc-stage/t/`, so
+/// a directory the tree does not have yet is moved into place whole (an older clawc staged
+/// it under its position in the journal; a journal a killed older run left is still
+/// completed).
 struct Journal {
-    /// The output paths staged, each at its path under [`TREE`] (in memory the names are
-    /// not kept: a fresh compile at 30,000 agent ids stages 90,000 files; the paths are
-    /// the compile's own, shared).
-    #[serde(serialize_with = "named")]
-    writes: Vec<Arc<str>>,
+    /// The output paths staged but the lock, each at its path under [`TREE`], with the
+    /// hash staged: held up to the write's budget, the rest in an unnamed file in `--out`
+    /// as sorted runs, as the lock's list is (a fresh compile at 30,000 agent ids stages
+    /// 90,000 files).
+    writes: crate::lock::Listing,
+    /// Whether `clawc.lock` was staged.
+    lock: bool,
     /// (output path, SHA-256 the file must still have to be deleted)
     deletes: Vec<(String, String)>,
 }
 
-/// Each write as the pair the journal on disk has: its staged name and its path.
-fn named<S: serde::Serializer>(writes: &[Arc<str>], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(staged(writes))
+impl Journal {
+    fn is_empty(&self) -> bool {
+        self.writes.is_empty() && !self.lock && self.deletes.is_empty()
+    }
+}
+
+/// The paths a write staged: `clawc.lock` when it was, and the outputs, in path order
+/// (past a budget, read back from disk: see [`crate::lock::Listing`]).
+#[derive(Default)]
+pub struct Written {
+    outputs: crate::lock::Listed,
+    lock: bool,
+}
+
+impl Written {
+    /// The paths in path order, or an error reading them back.
+    pub fn iter(&self) -> impl Iterator<Item = io::Result<std::borrow::Cow<'_, str>>> {
+        let mut lock = self.lock.then_some(LOCK);
+        let mut outputs = self.outputs.iter().map(|e| e.map(|(p, _)| p)).peekable();
+        std::iter::from_fn(move || {
+            let before = |next: Option<&io::Result<std::borrow::Cow<'_, str>>>| match next {
+                Some(Ok(p)) => LOCK < &**p,
+                _ => true,
+            };
+            match lock {
+                Some(l) if before(outputs.peek()) => {
+                    lock = None;
+                    Some(Ok(l.into()))
+                }
+                _ => outputs.next(),
+            }
+        })
+    }
+
+    /// The paths in the order the journal applies them: the outputs, then `clawc.lock`.
+    fn applied(&self) -> impl Iterator<Item = io::Result<std::borrow::Cow<'_, str>>> {
+        self.outputs.iter().map(|e| e.map(|(p, _)| p)).chain(self.lock.then_some(Ok(LOCK.into())))
+    }
+
+    /// How many there are (0 when they cannot be read back).
+    pub fn len(&self) -> usize {
+        self.iter().try_fold(0, |n, p| p.map(|_| n + 1)).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        !self.lock && self.outputs.is_empty()
+    }
+
+    /// The paths, as strings (those that can be read back).
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map_while(Result::ok).map(std::borrow::Cow::into_owned).collect()
+    }
+}
+
+impl std::fmt::Debug for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter().map(|p| p.map_or_else(|e| e.to_string(), std::borrow::Cow::into_owned))).finish()
+    }
+}
+
+impl PartialEq for Written {
+    fn eq(&self, other: &Written) -> bool {
+        self.iter().map(Result::ok).eq(other.iter().map(Result::ok))
+    }
+}
+
+impl Eq for Written {}
+
+/// As a list of strings (`compile --format json`'s summary), streamed.
+impl Serialize for Written {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        for p in self.iter() {
+            seq.serialize_element(&*p.map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
 }
 
 /// A journal as it is on disk: what recovery reads of a killed run's.
@@ -260,7 +336,7 @@ impl<'o> Writer<'o> {
                 _flock: read.flock,
                 previous: read.previous,
                 known: read.known,
-                journal: Journal::default(),
+                journal: Journal { writes: crate::lock::Listing::new(self.held()), lock: false, deletes: Vec::new() },
                 summary: WriteSummary::default(),
                 seen: Seen::default(),
                 kept,
@@ -330,22 +406,23 @@ impl<'o> Writer<'o> {
         let mut open = self.open.take().expect("opened above");
         let lock = open.lock.take().map(|(l, _)| l).filter(|_| open.known.keeps());
         let memo = std::mem::take(&mut self.remembered);
-        if open.journal.writes.is_empty() && open.journal.deletes.is_empty() {
+        if open.journal.is_empty() {
             // Everything vouched for: the record already says all there is to say.
             let record = open.summary.vouched < open.summary.unchanged || !open.known.has_record();
             let summary = std::mem::take(&mut open.summary);
             return Ok((summary, Keeping { out, open: Some(open), lock, memo: Some(memo), record }));
         }
-        let committed = open.commit(out);
+        let outputs = std::mem::replace(&mut open.journal.writes, crate::lock::Listing::new(0)).finish();
+        let written = Written { outputs, lock: open.journal.lock };
+        let committed = open.commit(out, &written);
         if let Err(d) = committed {
             let _ = fs::remove_dir_all(out.join(STAGE));
             return Err(d);
         }
-        apply(out, staged(&open.journal.writes), &open.journal.deletes, true)?;
+        apply(out, staged(written.applied()), &open.journal.deletes, true)?;
         let mut summary = std::mem::take(&mut open.summary);
-        summary.written = std::mem::take(&mut open.journal.writes);
+        summary.written = written;
         summary.removed = open.journal.deletes.iter().map(|(rel, _)| rel.clone()).collect();
-        summary.written.sort_unstable();
         Ok((summary, Keeping { out, open: Some(open), lock, memo: Some(memo), record: true }))
     }
 }
@@ -574,7 +651,7 @@ fn recover(out: &Path) -> Result<(), Diagnostic> {
     };
     match journal {
         Some(j) if j.writes.iter().all(|(s, rel)| is_staged_name(s, rel) && is_safe_relative(rel)) => {
-            apply(out, j.writes.iter().map(|(s, rel)| (s.clone(), rel.as_str())), &j.deletes, false)
+            apply(out, j.writes.iter().map(|(s, rel)| Ok((s.clone(), rel.as_str().into()))), &j.deletes, false)
         }
         _ => fs::remove_dir_all(&stage).map_err(|e| io("remove stale staging", &stage, e)),
     }
@@ -710,33 +787,42 @@ impl Previous {
 const PLAN_BATCH: usize = 512;
 
 impl Open {
-    /// Plans `batch`, then stages at once what of it changes.
+    /// Plans `batch`, then stages at once what of it changes, and journals it.
     fn take(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
-        let first = self.journal.writes.len();
-        self.plan(out, batch)?;
-        if self.journal.writes.len() == first {
+        let planned = self.plan(out, batch)?;
+        if planned.is_empty() {
             return Ok(());
         }
         let dir = self.staging(out)?;
-        let files: HashMap<&str, &Artifact> = batch.iter().map(|o| (&*o.path, &o.artifact)).collect();
-        let writes: Vec<(&str, &Artifact)> = self.journal.writes[first..].iter().map(|rel| (&**rel, files[&**rel])).collect();
-        self.stage(&dir, &writes)
+        let writes: Vec<(&str, &Artifact)> = planned.iter().map(|&i| (&*batch[i].path, &batch[i].artifact)).collect();
+        self.stage(&dir, &writes)?;
+        for i in planned {
+            let o = &batch[i];
+            if self.journal.writes.is_full() {
+                let file = if self.journal.writes.needs_file() { Some(tempfile::tempfile_in(out)) } else { None };
+                file.transpose().and_then(|f| self.journal.writes.spill(f)).map_err(|e| spill_failed(&e))?;
+            }
+            self.journal.writes.push(Arc::clone(&o.path), crate::digest::from_hex(&o.sha256).unwrap_or_default());
+        }
+        Ok(())
     }
 
     /// Decides each of `batch` in order (skip it, or stage it), refusing before anything is
-    /// touched. What is at the paths is looked at [`PLAN_BATCH`] at a time, on every core
-    /// for a big batch (each run keeping the directories it has seen).
-    fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<(), Diagnostic> {
+    /// touched: the positions of those to stage. What is at the paths is looked at
+    /// [`PLAN_BATCH`] at a time, on every core for a big batch (each run keeping the
+    /// directories it has seen).
+    fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<Vec<usize>, Diagnostic> {
+        let mut planned = Vec::new();
         let previous = self.previous.outputs();
         // (The lock never comes here: it is taken apart, by `take_lock`.)
         let owned = |rel: &str| previous.is_some_and(|p| p.get(rel).is_some());
         let threads = if batch.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { self.threads };
-        for chunk in batch.chunks(PLAN_BATCH) {
+        for (c, chunk) in batch.chunks(PLAN_BATCH).enumerate() {
             let looks = crate::jobs::map_runs(chunk, threads, PLAN_BATCH / 2, |_, run| {
                 let mut dirs = disk::Dirs::default();
                 run.iter().map(|o| disk::inspect_in(out, &o.path, &mut dirs)).collect::<Vec<_>>()
             });
-            for (o, found) in chunk.iter().zip(looks.into_iter().flatten()) {
+            for (k, (o, found)) in chunk.iter().zip(looks.into_iter().flatten()).enumerate() {
                 let (rel, a) = (&o.path, &o.artifact);
                 if let Some(previous) = previous {
                     self.kept.mark(previous, rel);
@@ -761,10 +847,10 @@ impl Open {
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
                 self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256).as_ref();
-                self.journal.writes.push(Arc::clone(rel));
+                planned.push(c * PLAN_BATCH + k);
             }
         }
-        Ok(())
+        Ok(planned)
     }
 
     /// Decides the new lock as [`Open::plan`] decides a file, and stages it (written as it
@@ -799,7 +885,7 @@ impl Open {
                 return Ok(());
             }
         }
-        self.journal.writes.push(LOCK.into());
+        self.journal.lock = true;
         let dir = self.staging(out)?;
         stage_with(&dir, LOCK, mode, |mut f| lock.write_hashing(&mut f))
     }
@@ -1009,14 +1095,14 @@ impl Open {
     }
 
     /// Writes the journal once every file is staged: the commit point.
-    fn commit(&mut self, out: &Path) -> Result<(), Diagnostic> {
+    fn commit(&mut self, out: &Path, written: &Written) -> Result<(), Diagnostic> {
         // Made here when there are only deletes.
         let dir = self.staging(out)?;
         let tmp = dir.join(format!("{JOURNAL}.tmp"));
         // Streamed: at 30,000 agent ids a fresh compile's journal is 4 MB.
         let write = || -> io::Result<()> {
             let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-            serde_json::to_writer(&mut w, &self.journal)?;
+            write_journal(&mut w, staged(written.applied()), &self.journal.deletes)?;
             w.flush()
         };
         write().map_err(|e| io("write", &tmp, e))?;
@@ -1060,8 +1146,30 @@ fn interruption() -> Diagnostic {
 }
 
 /// This run's writes as (staged name, output path).
-fn staged(writes: &[Arc<str>]) -> impl Iterator<Item = (String, &str)> {
-    writes.iter().map(|rel| (format!("{TREE}/{rel}"), &**rel))
+fn staged<'w>(
+    writes: impl Iterator<Item = io::Result<std::borrow::Cow<'w, str>>>,
+) -> impl Iterator<Item = io::Result<(String, std::borrow::Cow<'w, str>)>> {
+    writes.map(|rel| rel.map(|rel| (format!("{TREE}/{rel}"), rel)))
+}
+
+/// Writes a journal as [`Committed`] reads it: `{"writes":[[staged name, path], …],
+/// "deletes":[[path, hash], …]}`, the writes as they come.
+fn write_journal<'w>(
+    w: &mut impl Write,
+    writes: impl Iterator<Item = io::Result<(String, std::borrow::Cow<'w, str>)>>,
+    deletes: &[(String, String)],
+) -> io::Result<()> {
+    w.write_all(br#"{"writes":["#)?;
+    for (n, write) in writes.enumerate() {
+        let (name, rel) = write?;
+        if n > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *w, &(name, &*rel))?;
+    }
+    w.write_all(br#"],"deletes":"#)?;
+    serde_json::to_writer(&mut *w, deletes)?;
+    w.write_all(b"}")
 }
 
 /// Carries out a committed journal's `writes` (staged name, output path) and `deletes`,
@@ -1069,7 +1177,7 @@ fn staged(writes: &[Arc<str>]) -> impl Iterator<Item = (String, &str)> {
 /// staged entries are checked first).
 fn apply<'j>(
     out: &Path,
-    writes: impl Iterator<Item = (String, &'j str)>,
+    writes: impl Iterator<Item = io::Result<(String, std::borrow::Cow<'j, str>)>>,
     deletes: &[(String, String)],
     fresh: bool,
 ) -> Result<(), Diagnostic> {
@@ -1079,11 +1187,19 @@ fn apply<'j>(
         Diagnostic { message: msg, ..d }
     };
     // Directories already made or seen on the way to earlier files (nothing else writes
-    // the tree meanwhile: it is locked), and those moved into place whole.
+    // the tree meanwhile: it is locked), and those moved into place whole. Only those on
+    // the way to the file at hand are kept: this run's writes come in path order, so the
+    // files in a directory come one after another (a killed older run's may not, and then
+    // a directory is only looked at again).
     let mut made = std::collections::HashSet::new();
     let mut moved = std::collections::HashSet::new();
     let mut staged_dirs = disk::Dirs::default();
-    for (name, rel) in writes {
+    for write in writes {
+        let (name, rel) = write.map_err(|e| failed(io("read back the journal of", &dir, e)))?;
+        let rel = &*rel;
+        let on_the_way = |d: &String| rel.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with('/'));
+        made.retain(on_the_way);
+        moved.retain(on_the_way);
         let staged = dir.join(&name);
         // A journal left behind (perhaps committed by someone else) moves regular files
         // reached through real directories only; what this run staged itself is known to
@@ -1218,15 +1334,24 @@ mod tests {
         // The names are not kept in memory; on disk each write is still a (staged name,
         // path) pair, so a killed run's (of this clawc or an older one, whose names were
         // positions) is completed alike.
-        let j = Journal { writes: vec!["context/a/tools.json".into(), LOCK.into()], deletes: vec![("old".into(), "ab".into())] };
-        let bytes = serde_json::to_vec(&j).unwrap();
+        let mut listing = crate::lock::Listing::new(usize::MAX);
+        listing.push("context/a/tools.json".into(), [0; 32]);
+        let written = Written { outputs: listing.finish(), lock: true };
+        let deletes = vec![("old".to_string(), "ab".to_string())];
+        let mut bytes = Vec::new();
+        write_journal(&mut bytes, staged(written.applied()), &deletes).unwrap();
         assert_eq!(
             bytes,
             br#"{"writes":[["t/context/a/tools.json","context/a/tools.json"],["t/clawc.lock","clawc.lock"]],"deletes":[["old","ab"]]}"#
         );
         let read: Committed = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(read.writes, staged(&j.writes).map(|(n, rel)| (n, rel.to_string())).collect::<Vec<_>>());
-        assert_eq!(read.deletes, j.deletes);
+        assert_eq!(
+            read.writes,
+            staged(written.applied()).map(|w| w.map(|(n, rel)| (n, rel.into_owned()))).collect::<io::Result<Vec<_>>>().unwrap()
+        );
+        assert_eq!(read.deletes, deletes);
+        // The summary lists the lock in its place in path order, the journal last.
+        assert_eq!(written.to_vec(), ["clawc.lock", "context/a/tools.json"]);
         assert!(read.writes.iter().all(|(n, rel)| is_staged_name(n, rel)));
         for (name, rel) in [("12", "a/b"), ("t/a/b", "a/b")] {
             assert!(is_staged_name(name, rel), "{name}");

@@ -101,7 +101,7 @@ fn a_recompile_reads_only_files_whose_stamp_changed() {
     let rel = "context/trader/tools.json";
     forge(&out.join(rel), false);
     let fourth = write(Some(&records));
-    assert_eq!(fourth.written, vec![rel.into()]);
+    assert_eq!(fourth.written.to_vec(), [rel]);
     assert_eq!(std::fs::read(out.join(rel)).unwrap(), *artifacts.0[rel].bytes);
     // A record in the input root or inside --out is neither read nor written.
     for inside in [out.join("records"), example.join("target-records")] {
