@@ -14,7 +14,8 @@
 //!
 //! `cargo bench --bench compile -- --generate DIR [SCALE]` only writes the pod;
 //! `cargo bench --bench compile -- --edits` runs only the in-process edit lines (every
-//! compile in one process, and the edit as `compile --watch` runs it).
+//! compile in one process, and the edit as `compile --watch` runs it);
+//! `CLAWC_BIN=… cargo bench --bench compile -- --peaks` only the peak RSS lines.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -120,6 +121,11 @@ fn main() {
             "in a watch, 3000 agent ids: fresh {fresh:.1} ms, edit {edit:.1} ms ({:.2} of fresh), {whole:.1} ms with the record and memo",
             edit / fresh
         );
+        return;
+    }
+    if let Some(bin) = std::env::var_os("CLAWC_BIN").filter(|_| args.iter().any(|a| a == "--peaks")) {
+        // `--bench --peaks` with `CLAWC_BIN`: only the peak RSS lines.
+        peaks(Path::new(&bin));
         return;
     }
     if args.iter().any(|a| a == "--list") {

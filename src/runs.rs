@@ -73,10 +73,9 @@ impl Runs {
         let mut sources: Vec<Source<'a>> =
             self.runs.iter().map(|&(at, end)| Source::Run(Cursor { file: &self.file, at, end, buf: Vec::new(), pos: 0 })).collect();
         sources.push(Source::Held(newest.iter()));
-        let mut merged = Merged { heads: Vec::with_capacity(sources.len()), sources, failed: false };
+        let mut merged = Merged { heads: std::collections::BinaryHeap::with_capacity(sources.len()), sources, failed: false };
         for i in 0..merged.sources.len() {
-            let head = merged.advance(i);
-            merged.heads.push(head);
+            merged.advance(i);
         }
         merged
     }
@@ -141,16 +140,45 @@ fn torn() -> io::Error {
 }
 
 /// [`Runs::merged`]: each entry in path order, or the first error reading a run back (then
-/// nothing more).
+/// nothing more). The sources' next entries wait in a heap, smallest path first and, of
+/// equal paths, the newest source's.
 pub(crate) struct Merged<'a> {
     sources: Vec<Source<'a>>,
-    heads: Vec<Option<(Cow<'a, str>, [u8; 32])>>,
+    heads: std::collections::BinaryHeap<Head<'a>>,
     failed: bool,
 }
 
+/// A source's next entry, ordered for [`Merged`]'s heap (a max-heap).
+struct Head<'a> {
+    path: Cow<'a, str>,
+    digest: [u8; 32],
+    source: usize,
+}
+
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.path.cmp(&self.path).then(self.source.cmp(&other.source))
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Head<'_> {}
+
 impl<'a> Merged<'a> {
-    fn advance(&mut self, i: usize) -> Option<(Cow<'a, str>, [u8; 32])> {
-        match &mut self.sources[i] {
+    /// Puts source `i`'s next entry into the heap.
+    fn advance(&mut self, i: usize) {
+        let next = match &mut self.sources[i] {
             Source::Held(it) => it.next().map(|(p, d)| (Cow::Borrowed(&**p), *d)),
             Source::Run(c) => match c.next() {
                 Ok(e) => e.map(|(p, d)| (Cow::Owned(p), d)),
@@ -159,6 +187,9 @@ impl<'a> Merged<'a> {
                     None
                 }
             },
+        };
+        if let Some((path, digest)) = next {
+            self.heads.push(Head { path, digest, source: i });
         }
     }
 }
@@ -170,27 +201,17 @@ impl<'a> Iterator for Merged<'a> {
         if self.failed {
             return None;
         }
-        // The smallest path at the heads; of equal ones, the newest source's (the last).
-        let mut min: Option<usize> = None;
-        for (i, head) in self.heads.iter().enumerate() {
-            if let Some((p, _)) = head
-                && min.is_none_or(|m| self.heads[m].as_ref().is_some_and(|(q, _)| p <= q))
-            {
-                min = Some(i);
-            }
-        }
-        let min = min?;
-        let entry = self.heads[min].take();
-        for i in 0..self.heads.len() {
-            let equal = i == min || self.heads[i].as_ref().zip(entry.as_ref()).is_some_and(|((p, _), (q, _))| p == q);
-            if equal {
-                self.heads[i] = self.advance(i);
-            }
+        let head = self.heads.pop()?;
+        self.advance(head.source);
+        // Older sources' entries for the same path are passed over.
+        while self.heads.peek().is_some_and(|h| h.path == head.path) {
+            let older = self.heads.pop().expect("peeked");
+            self.advance(older.source);
         }
         if self.failed {
             return Some(Err(io::Error::other("a sorted run could not be read back")));
         }
-        entry.map(Ok)
+        Some(Ok((head.path, head.digest)))
     }
 }
 

@@ -93,3 +93,43 @@ impl Sink for Discard {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts what is put; holds a few hundred bytes of the list of outputs, and has no
+    /// file to put the rest in.
+    struct NoDisk(usize);
+
+    impl Sink for NoDisk {
+        fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic> {
+            self.0 += batch.len();
+            Ok(())
+        }
+
+        fn held(&self) -> usize {
+            200
+        }
+
+        fn spill(&mut self) -> Result<std::fs::File, Diagnostic> {
+            Err(Diagnostic::error(crate::diag::catalogue::output::IO, "no space left for the list of outputs"))
+        }
+    }
+
+    /// A sink that cannot keep the list of outputs on disk stops the compile's putting
+    /// with its diagnostic, which the compile hands back; nothing more is put after it.
+    #[test]
+    fn a_list_of_outputs_that_cannot_go_to_disk_stops_the_putting_with_its_error() {
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), ..Default::default() };
+        let mut sink = NoDisk(0);
+        let (compiled, failed) = crate::compile_into(&opts, &mut sink);
+        assert!(!compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics.0.first());
+        let failed = failed.expect("the sink's error is handed back");
+        assert_eq!((failed.code.as_str(), failed.message.as_str()), ("clawc::output::io", "no space left for the list of outputs"));
+        let mut all = ArtifactSet::default();
+        crate::compile_into(&opts, &mut all);
+        assert!(sink.0 < all.0.len() - 1, "put {} of {} before the list filled its budget", sink.0, all.0.len());
+    }
+}

@@ -59,6 +59,10 @@ impl<'a> Agents<'a> {
         agents.sort_by(Agent::id_cmp);
         Agents(agents)
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl Agent<'_> {
