@@ -646,7 +646,8 @@ impl<'s> Stream<'s> {
     }
 
     /// Lists `path` as put with `digest`, the list first written out as a sorted run when
-    /// it holds the sink's budget (a failure to is the sink's).
+    /// it holds the sink's budget (a failure to is the sink's). Once the sink failed,
+    /// nothing is listed: no lock is put.
     fn list(&mut self, path: Arc<str>, digest: [u8; 32]) {
         if self.outputs.is_full() && self.failed.is_none() {
             let spilled = match self.outputs.needs_file().then(|| self.sink.spill()).transpose() {
@@ -655,7 +656,9 @@ impl<'s> Stream<'s> {
             };
             self.failed = spilled.err();
         }
-        self.outputs.push(path, digest);
+        if self.failed.is_none() {
+            self.outputs.push(path, digest);
+        }
     }
 
     /// Hashes `files` (each distinct rendering once, on up to `threads` threads) and puts

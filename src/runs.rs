@@ -18,6 +18,9 @@ use std::os::unix::fs::FileExt;
 /// A run's entry: the path's length (4 bytes, little-endian), the path, its digest.
 const LEN: usize = 4;
 const DIGEST: usize = 32;
+/// The longest path a run reads back (output paths, made of validated names, are far
+/// shorter): a garbled length is an error, not an allocation of gigabytes.
+const MAX_PATH: usize = 64 * 1024;
 /// How much of a run is read at once while merging.
 const READ: usize = 64 * 1024;
 
@@ -104,7 +107,11 @@ impl Cursor<'_> {
         }
         let mut len = [0; LEN];
         self.fill(&mut len)?;
-        let mut path = vec![0; u32::from_le_bytes(len) as usize];
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_PATH {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "a run's path is longer than any output's"));
+        }
+        let mut path = vec![0; len];
         self.fill(&mut path)?;
         let path = String::from_utf8(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a run's path is not UTF-8"))?;
         let mut digest = [0; DIGEST];

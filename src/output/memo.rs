@@ -98,7 +98,7 @@ impl Making {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.taken.0.is_empty() && self.count == 0
     }
 

@@ -980,7 +980,7 @@ impl Open {
             }
         };
         let remember = || open.remember(lock.map(Pending::digest), memo);
-        if open.threads > 1 && record && memo.is_some() {
+        if open.threads > 1 && record && memo.is_some_and(|m| !m.is_empty()) {
             std::thread::scope(|s| {
                 s.spawn(remember);
                 store();
