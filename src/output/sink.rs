@@ -127,7 +127,7 @@ mod tests {
         let (compiled, failed) = crate::compile_into(&opts, &mut sink);
         assert!(!compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics.0.first());
         let failed = failed.expect("the sink's error is handed back");
-        assert_eq!((failed.code.as_str(), failed.message.as_str()), ("clawc::output::io", "no space left for the list of outputs"));
+        assert_eq!((failed.code, failed.message.as_str()), (crate::diag::catalogue::output::IO, "no space left for the list of outputs"));
         let mut all = ArtifactSet::default();
         crate::compile_into(&opts, &mut all);
         assert!(sink.0 < all.0.len() - 1, "put {} of {} before the list filled its budget", sink.0, all.0.len());

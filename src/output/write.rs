@@ -112,6 +112,8 @@ impl Journal {
 pub struct Written {
     outputs: crate::lock::Listed,
     lock: bool,
+    /// How many, when the journal counted them as it was written.
+    count: Option<usize>,
 }
 
 impl Written {
@@ -141,7 +143,7 @@ impl Written {
 
     /// How many there are (0 when they cannot be read back).
     pub fn len(&self) -> usize {
-        self.iter().try_fold(0, |n, p| p.map(|_| n + 1)).unwrap_or(0)
+        self.count.unwrap_or_else(|| self.iter().try_fold(0, |n, p| p.map(|_| n + 1)).unwrap_or(0))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -413,11 +415,13 @@ impl<'o> Writer<'o> {
             return Ok((summary, Keeping { out, open: Some(open), lock, memo: Some(memo), record }));
         }
         let outputs = std::mem::replace(&mut open.journal.writes, crate::lock::Listing::new(0)).finish();
-        let written = Written { outputs, lock: open.journal.lock };
-        let committed = open.commit(out, &written);
-        if let Err(d) = committed {
-            let _ = fs::remove_dir_all(out.join(STAGE));
-            return Err(d);
+        let mut written = Written { outputs, lock: open.journal.lock, count: None };
+        match open.commit(out, &written) {
+            Ok(count) => written.count = Some(count),
+            Err(d) => {
+                let _ = fs::remove_dir_all(out.join(STAGE));
+                return Err(d);
+            }
         }
         apply(out, staged(written.applied()), &open.journal.deletes, true)?;
         let mut summary = std::mem::take(&mut open.summary);
@@ -1096,21 +1100,23 @@ impl Open {
     }
 
     /// Writes the journal once every file is staged: the commit point.
-    fn commit(&mut self, out: &Path, written: &Written) -> Result<(), Diagnostic> {
+    fn commit(&mut self, out: &Path, written: &Written) -> Result<usize, Diagnostic> {
         // Made here when there are only deletes.
         let dir = self.staging(out)?;
         let tmp = dir.join(format!("{JOURNAL}.tmp"));
         // Streamed: at 30,000 agent ids a fresh compile's journal is 4 MB.
-        let write = || -> io::Result<()> {
+        let write = || -> io::Result<usize> {
             let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-            write_journal(&mut w, staged(written.applied()), &self.journal.deletes)?;
-            w.flush()
+            let count = write_journal(&mut w, staged(written.applied()), &self.journal.deletes)?;
+            w.flush()?;
+            Ok(count)
         };
-        write().map_err(|e| io("write", &tmp, e))?;
+        let count = write().map_err(|e| io("write", &tmp, e))?;
         if self.interrupted.load(Ordering::SeqCst) {
             return Err(interruption());
         }
-        fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))
+        fs::rename(&tmp, dir.join(JOURNAL)).map_err(|e| io("commit", &dir.join(JOURNAL), e))?;
+        Ok(count)
     }
 }
 
@@ -1154,23 +1160,26 @@ fn staged<'w>(
 }
 
 /// Writes a journal as [`Committed`] reads it: `{"writes":[[staged name, path], …],
-/// "deletes":[[path, hash], …]}`, the writes as they come.
+/// "deletes":[[path, hash], …]}`, the writes as they come; how many there are.
 fn write_journal<'w>(
     w: &mut impl Write,
     writes: impl Iterator<Item = io::Result<(String, std::borrow::Cow<'w, str>)>>,
     deletes: &[(String, String)],
-) -> io::Result<()> {
+) -> io::Result<usize> {
     w.write_all(br#"{"writes":["#)?;
-    for (n, write) in writes.enumerate() {
+    let mut count = 0;
+    for write in writes {
         let (name, rel) = write?;
-        if n > 0 {
+        if count > 0 {
             w.write_all(b",")?;
         }
         serde_json::to_writer(&mut *w, &(name, &*rel))?;
+        count += 1;
     }
     w.write_all(br#"],"deletes":"#)?;
     serde_json::to_writer(&mut *w, deletes)?;
-    w.write_all(b"}")
+    w.write_all(b"}")?;
+    Ok(count)
 }
 
 /// Carries out a committed journal's `writes` (staged name, output path) and `deletes`,
@@ -1337,10 +1346,10 @@ mod tests {
         // positions) is completed alike.
         let mut listing = crate::lock::Listing::new(usize::MAX);
         listing.push("context/a/tools.json".into(), [0; 32]);
-        let written = Written { outputs: listing.finish(), lock: true };
+        let written = Written { outputs: listing.finish(), lock: true, count: None };
         let deletes = vec![("old".to_string(), "ab".to_string())];
         let mut bytes = Vec::new();
-        write_journal(&mut bytes, staged(written.applied()), &deletes).unwrap();
+        assert_eq!(write_journal(&mut bytes, staged(written.applied()), &deletes).unwrap(), 2);
         assert_eq!(
             bytes,
             br#"{"writes":[["t/context/a/tools.json","context/a/tools.json"],["t/clawc.lock","clawc.lock"]],"deletes":[["old","ab"]]}"#
@@ -1353,6 +1362,7 @@ mod tests {
         assert_eq!(read.deletes, deletes);
         // The summary lists the lock in its place in path order, the journal last.
         assert_eq!(written.to_vec(), ["clawc.lock", "context/a/tools.json"]);
+        assert_eq!(written.len(), 2, "counted when the journal did not count them");
         assert!(read.writes.iter().all(|(n, rel)| is_staged_name(n, rel)));
         for (name, rel) in [("12", "a/b"), ("t/a/b", "a/b")] {
             assert!(is_staged_name(name, rel), "{name}");
