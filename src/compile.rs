@@ -649,15 +649,9 @@ impl<'s> Stream<'s> {
     /// it holds the sink's budget (a failure to is the sink's). Once the sink failed,
     /// nothing is listed: no lock is put.
     fn list(&mut self, path: Arc<str>, digest: [u8; 32]) {
-        if self.outputs.is_full() && self.failed.is_none() {
-            let spilled = match self.outputs.needs_file().then(|| self.sink.spill()).transpose() {
-                Ok(file) => self.outputs.spill(file).map_err(|e| crate::output::write::spill_failed(&e)),
-                Err(d) => Err(d),
-            };
-            self.failed = spilled.err();
-        }
         if self.failed.is_none() {
-            self.outputs.push(path, digest);
+            let sink = &mut *self.sink;
+            self.failed = self.outputs.put(path, digest, || sink.spill(), |e| crate::output::write::spill_failed(&e)).err();
         }
     }
 

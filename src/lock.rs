@@ -151,8 +151,8 @@ impl Listing {
         Listing { held: Vec::new(), bytes: 0, budget, runs: None }
     }
 
-    /// Whether the list holds its budget: the next push should [`Listing::spill`] first.
-    pub(crate) fn is_full(&self) -> bool {
+    /// Whether the list holds its budget: the next entry is put after a [`Listing::spill`].
+    fn is_full(&self) -> bool {
         self.bytes >= self.budget
     }
 
@@ -161,6 +161,24 @@ impl Listing {
     pub(crate) fn reserve(&mut self, total: usize) {
         let room = self.budget.saturating_sub(self.bytes) / ENTRY;
         self.held.reserve_exact(total.saturating_sub(self.held.len()).min(room));
+    }
+
+    /// Lists `path` with `digest`. When the list holds its budget, what it holds is first
+    /// written out as a sorted run, into the file `file` makes the first time (an error
+    /// from writing it is made `E` by `io`); then nothing is listed.
+    pub(crate) fn put<E>(
+        &mut self,
+        path: Arc<str>,
+        digest: [u8; 32],
+        file: impl FnOnce() -> Result<std::fs::File, E>,
+        io: impl FnOnce(std::io::Error) -> E,
+    ) -> Result<(), E> {
+        if self.is_full() {
+            let file = if self.runs.is_none() { Some(file()?) } else { None };
+            self.spill(file).map_err(io)?;
+        }
+        self.push(path, digest);
+        Ok(())
     }
 
     pub(crate) fn push(&mut self, path: Arc<str>, digest: [u8; 32]) {
@@ -172,14 +190,9 @@ impl Listing {
         self.held.is_empty() && self.runs.is_none()
     }
 
-    /// Whether [`Listing::spill`] needs a file: none was handed over yet.
-    pub(crate) fn needs_file(&self) -> bool {
-        self.runs.is_none()
-    }
-
     /// Writes what it holds as a sorted run into the file it was handed, or `file` the first
     /// time, and holds nothing.
-    pub(crate) fn spill(&mut self, file: Option<std::fs::File>) -> std::io::Result<()> {
+    fn spill(&mut self, file: Option<std::fs::File>) -> std::io::Result<()> {
         let runs = match (&mut self.runs, file) {
             (Some(r), _) => r,
             (None, Some(f)) => self.runs.insert(crate::runs::Runs::new(f)),
@@ -1097,10 +1110,7 @@ mod tests {
                 let mut listing = Listing::new(budget);
                 for (i, p) in paths.iter().enumerate().rev() {
                     for d in [[0xee; 32], [i as u8; 32]] {
-                        if listing.is_full() {
-                            listing.spill(listing.needs_file().then(|| tempfile::tempfile().unwrap())).unwrap();
-                        }
-                        listing.push((*p).into(), d);
+                        listing.put((*p).into(), d, tempfile::tempfile, |e| e).unwrap();
                     }
                 }
                 let listed = listing.finish();

@@ -73,8 +73,11 @@ impl Runs {
     /// The runs and then `newest` (in path order, each path once), merged into one list in
     /// path order; of a path in more than one, the newest's entry.
     pub(crate) fn merged<'a>(&'a self, newest: &'a [(std::sync::Arc<str>, [u8; 32])]) -> Merged<'a> {
-        let mut sources: Vec<Source<'a>> =
-            self.runs.iter().map(|&(at, end)| Source::Run(Cursor { file: &self.file, at, end, buf: Vec::new(), pos: 0 })).collect();
+        let mut sources: Vec<Source<'a>> = self
+            .runs
+            .iter()
+            .map(|&(at, end)| Source::Run(io::BufReader::with_capacity(READ, Part { file: &self.file, at, end })))
+            .collect();
         sources.push(Source::Held(newest.iter()));
         let mut merged = Merged { heads: std::collections::BinaryHeap::with_capacity(sources.len()), sources, failed: false };
         for i in 0..merged.sources.len() {
@@ -91,59 +94,51 @@ enum Source<'a> {
 }
 
 /// A run read back a buffer at a time.
-struct Cursor<'a> {
-    file: &'a File,
-    at: u64,
-    end: u64,
-    buf: Vec<u8>,
-    pos: usize,
+type Cursor<'a> = io::BufReader<Part<'a>>;
+
+/// The bytes of `file` from `at` to `end`, read where they are (positioned reads: several
+/// parts of one file are read at once, and the file is never moved).
+pub(crate) struct Part<'f> {
+    pub(crate) file: &'f File,
+    pub(crate) at: u64,
+    pub(crate) end: u64,
 }
 
-impl Cursor<'_> {
-    /// The next entry, or `None` at the run's end.
-    fn next(&mut self) -> io::Result<Option<(String, [u8; 32])>> {
-        if self.pos == self.buf.len() && self.at == self.end {
-            return Ok(None);
-        }
-        let mut len = [0; LEN];
-        self.fill(&mut len)?;
-        let len = u32::from_le_bytes(len) as usize;
-        if len > MAX_PATH {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "a run's path is longer than any output's"));
-        }
-        let mut path = vec![0; len];
-        self.fill(&mut path)?;
-        let path = String::from_utf8(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a run's path is not UTF-8"))?;
-        let mut digest = [0; DIGEST];
-        self.fill(&mut digest)?;
-        Ok(Some((path, digest)))
-    }
-
-    /// Fills `into` with the run's next bytes, reading on as needed.
-    fn fill(&mut self, into: &mut [u8]) -> io::Result<()> {
-        let mut got = 0;
-        while got < into.len() {
-            if self.pos == self.buf.len() {
-                if self.at == self.end {
-                    return Err(torn());
-                }
-                let want = (self.end - self.at).min(READ as u64) as usize;
-                self.buf.resize(want, 0);
-                self.file.read_exact_at(&mut self.buf, self.at)?;
-                self.at += want as u64;
-                self.pos = 0;
-            }
-            let k = (into.len() - got).min(self.buf.len() - self.pos);
-            into[got..got + k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
-            self.pos += k;
-            got += k;
-        }
-        Ok(())
+impl io::Read for Part<'_> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        let want = b.len().min(usize::try_from(self.end - self.at).unwrap_or(usize::MAX));
+        let n = self.file.read_at(&mut b[..want], self.at)?;
+        self.at += n as u64;
+        Ok(n)
     }
 }
 
-fn torn() -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, "a run ends inside an entry")
+/// The next entry of a run, or `None` at its end.
+fn next_entry(c: &mut Cursor<'_>) -> io::Result<Option<(String, [u8; 32])>> {
+    use io::{BufRead, Read};
+    if c.fill_buf()?.is_empty() {
+        return Ok(None);
+    }
+    let mut len = [0; LEN];
+    c.read_exact(&mut len).map_err(torn)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_PATH {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "a run's path is longer than any output's"));
+    }
+    let mut path = vec![0; len];
+    c.read_exact(&mut path).map_err(torn)?;
+    let path = String::from_utf8(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a run's path is not UTF-8"))?;
+    let mut digest = [0; DIGEST];
+    c.read_exact(&mut digest).map_err(torn)?;
+    Ok(Some((path, digest)))
+}
+
+/// A run that ends inside an entry says so.
+fn torn(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => io::Error::new(io::ErrorKind::UnexpectedEof, "a run ends inside an entry"),
+        _ => e,
+    }
 }
 
 /// [`Runs::merged`]: each entry in path order, or the first error reading a run back (then
@@ -187,7 +182,7 @@ impl<'a> Merged<'a> {
     fn advance(&mut self, i: usize) {
         let next = match &mut self.sources[i] {
             Source::Held(it) => it.next().map(|(p, d)| (Cow::Borrowed(&**p), *d)),
-            Source::Run(c) => match c.next() {
+            Source::Run(c) => match next_entry(c) {
                 Ok(e) => e.map(|(p, d)| (Cow::Owned(p), d)),
                 Err(_) => {
                     self.failed = true;

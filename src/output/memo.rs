@@ -107,7 +107,7 @@ impl Making {
     fn write_entries(&self, w: &mut impl Write) -> std::io::Result<()> {
         let empty: &[u8] = &[];
         let mut rendered = std::io::BufReader::new(match &self.rendered {
-            Some(f) => Box::new(Part { file: f, at: 0, end: self.len }) as Box<dyn std::io::Read>,
+            Some(f) => Box::new(crate::runs::Part { file: f, at: 0, end: self.len }) as Box<dyn std::io::Read>,
             None => Box::new(empty),
         });
         let mut head = read_name(&mut rendered)?;
@@ -123,23 +123,6 @@ impl Making {
             head = read_name(&mut rendered)?;
         }
         Ok(())
-    }
-}
-
-/// Part of a file, read from its start to `end` (positioned reads: the file is not moved).
-struct Part<'f> {
-    file: &'f std::fs::File,
-    at: u64,
-    end: u64,
-}
-
-impl std::io::Read for Part<'_> {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let want = b.len().min(usize::try_from(self.end - self.at).unwrap_or(usize::MAX));
-        let n = self.file.read_at(&mut b[..want], self.at)?;
-        self.at += n as u64;
-        Ok(n)
     }
 }
 

@@ -72,6 +72,13 @@ pub struct WriteSummary {
     pub refused: bool,
 }
 
+/// A file in `--out` for what a big write keeps on disk (its lists, the memo's rendered
+/// services): unnamed (`O_TMPFILE`; where the file system lacks it, made under a random
+/// name and unlinked at once), so nothing is left in the tree whatever stops the compile.
+fn unnamed_in(out: &Path) -> io::Result<fs::File> {
+    tempfile::tempfile_in(out)
+}
+
 /// The list of outputs could not be written out as a sorted run (see [`Sink::spill`]).
 pub(crate) fn spill_failed(e: &io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot keep the list of outputs in an unnamed file in the output directory: {e}"))
@@ -505,12 +512,10 @@ impl Sink for Writer<'_> {
         if self.opts.held == 0 { crate::lock::HELD } else { self.opts.held }
     }
 
-    /// In `--out`, unnamed (`O_TMPFILE`; where the file system lacks it, made and unlinked
-    /// at once): nothing is left in the tree, whatever stops the compile.
     fn spill(&mut self) -> Result<fs::File, Diagnostic> {
         let out = self.out;
         self.open()?;
-        tempfile::tempfile_in(out).map_err(|e| spill_failed(&e))
+        unnamed_in(out).map_err(|e| spill_failed(&e))
     }
 
     fn described(&mut self, digest: [u8; 32]) {
@@ -529,7 +534,7 @@ impl Sink for Writer<'_> {
         if taken {
             self.remembered.taken(part);
         } else {
-            self.remembered.rendered(&part, || tempfile::tempfile_in(out));
+            self.remembered.rendered(&part, || unnamed_in(out));
         }
     }
 }
@@ -801,13 +806,8 @@ impl Open {
         let writes: Vec<(&str, &Artifact)> = planned.iter().map(|&i| (&*batch[i].path, &batch[i].artifact)).collect();
         self.stage(&dir, &writes)?;
         for i in planned {
-            let o = &batch[i];
-            if self.journal.writes.is_full() {
-                let file = if self.journal.writes.needs_file() { Some(tempfile::tempfile_in(out)) } else { None };
-                file.transpose().and_then(|f| self.journal.writes.spill(f)).map_err(|e| spill_failed(&e))?;
-            }
             // The journal has no use for the hash (and decoding it cost 0.45 µs an output).
-            self.journal.writes.push(Arc::clone(&o.path), [0; 32]);
+            self.journal.writes.put(Arc::clone(&batch[i].path), [0; 32], || unnamed_in(out), |e| e).map_err(|e| spill_failed(&e))?;
         }
         Ok(())
     }
