@@ -119,22 +119,21 @@ impl<O> Lock<O> {
 /// previous lock's table (`output::write::Outputs`): one copy of it, not three. Past a
 /// budget ([`Listing`]) the list is on disk but for its newest part, as sorted runs
 /// ([`crate::runs`]), and read back merged.
-#[derive(Default)]
-pub(crate) struct Listed {
+pub(crate) struct Listed<const N: usize = 32> {
     /// The outputs put last, sorted.
-    held: Vec<(Arc<str>, [u8; 32])>,
+    held: Vec<(Arc<str>, [u8; N])>,
     /// Those put before, when they went to disk.
-    runs: Option<crate::runs::Runs>,
+    runs: Option<crate::runs::Runs<N>>,
 }
 
 /// The list of outputs as a compile puts them ([`Listing::push`]), held until it is
 /// `budget` bytes, then sorted and written out as a run, and held again from empty.
-pub(crate) struct Listing {
-    held: Vec<(Arc<str>, [u8; 32])>,
+pub(crate) struct Listing<const N: usize = 32> {
+    held: Vec<(Arc<str>, [u8; N])>,
     /// What `held` takes, about: each entry and its path.
     bytes: usize,
     budget: usize,
-    runs: Option<crate::runs::Runs>,
+    runs: Option<crate::runs::Runs<N>>,
 }
 
 /// What an entry of a [`Listing`] takes besides its path's bytes: its place in the list
@@ -145,9 +144,9 @@ const ENTRY: usize = std::mem::size_of::<(Arc<str>, [u8; 32])>() + 2 * std::mem:
 /// agent ids), so a pod below that never touches the disk for it.
 pub(crate) const HELD: usize = 1 << 20;
 
-impl Listing {
+impl<const N: usize> Listing<N> {
     /// A list held up to `budget` bytes (`usize::MAX`: all of it).
-    pub(crate) fn new(budget: usize) -> Listing {
+    pub(crate) fn new(budget: usize) -> Listing<N> {
         Listing { held: Vec::new(), bytes: 0, budget, runs: None }
     }
 
@@ -169,7 +168,7 @@ impl Listing {
     pub(crate) fn put<E>(
         &mut self,
         path: Arc<str>,
-        digest: [u8; 32],
+        digest: [u8; N],
         file: impl FnOnce() -> Result<std::fs::File, E>,
         io: impl FnOnce(std::io::Error) -> E,
     ) -> Result<(), E> {
@@ -181,7 +180,7 @@ impl Listing {
         Ok(())
     }
 
-    pub(crate) fn push(&mut self, path: Arc<str>, digest: [u8; 32]) {
+    pub(crate) fn push(&mut self, path: Arc<str>, digest: [u8; N]) {
         self.bytes += ENTRY + path.len();
         self.held.push((path, digest));
     }
@@ -195,7 +194,7 @@ impl Listing {
     fn spill(&mut self, file: Option<std::fs::File>) -> std::io::Result<()> {
         let runs = match (&mut self.runs, file) {
             (Some(r), _) => r,
-            (None, Some(f)) => self.runs.insert(crate::runs::Runs::new(f)),
+            (None, Some(f)) => self.runs.insert(crate::runs::Runs::<N>::new(f)),
             (None, None) => return Err(std::io::Error::other("no file for the list's runs")),
         };
         sort_once(&mut self.held);
@@ -205,15 +204,15 @@ impl Listing {
         Ok(())
     }
 
-    /// The list in path order; of a path put twice, the hash put last.
-    pub(crate) fn finish(mut self) -> Listed {
+    /// The list in path order; of a path put twice, the payload put last.
+    pub(crate) fn finish(mut self) -> Listed<N> {
         sort_once(&mut self.held);
         Listed { held: self.held, runs: self.runs }
     }
 }
 
-/// `outputs` put in path order; of a path put twice, the hash put last.
-fn sort_once(outputs: &mut Vec<(Arc<str>, [u8; 32])>) {
+/// `outputs` put in path order; of a path put twice, the payload put last.
+fn sort_once<const N: usize>(outputs: &mut Vec<(Arc<str>, [u8; N])>) {
     // Sorted through their positions, then moved into place: a stable sort of the list
     // itself takes scratch as big as the list (4.5 MB at 30,000 agent ids, at the
     // compile's peak), the positions a sixth of it. Of two equal paths, the one put
@@ -260,16 +259,22 @@ impl RecordedPaths<'_> {
     }
 }
 
-impl Listed {
-    /// `outputs` put in path order; of a path put twice, the hash put last.
+impl<const N: usize> Default for Listed<N> {
+    fn default() -> Self {
+        Listed { held: Vec::new(), runs: None }
+    }
+}
+
+impl<const N: usize> Listed<N> {
+    /// `outputs` put in path order; of a path put twice, the payload put last.
     #[cfg(test)]
-    pub(crate) fn sorted(mut outputs: Vec<(Arc<str>, [u8; 32])>) -> Listed {
+    pub(crate) fn sorted(mut outputs: Vec<(Arc<str>, [u8; N])>) -> Listed<N> {
         sort_once(&mut outputs);
         Listed { held: outputs, runs: None }
     }
 
     /// Each output in path order, or the first error reading the list back from disk.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<(Cow<'_, str>, [u8; 32])>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<(Cow<'_, str>, [u8; N])>> {
         let (held, merged) = match &self.runs {
             None => (Some(self.held.iter().map(|(p, d)| Ok((Cow::Borrowed(&**p), *d)))), None),
             Some(runs) => (None, Some(runs.merged(&self.held))),
@@ -279,7 +284,7 @@ impl Listed {
 
     /// How many sorted runs of it are on disk.
     pub(crate) fn runs(&self) -> usize {
-        self.runs.as_ref().map_or(0, crate::runs::Runs::len)
+        self.runs.as_ref().map_or(0, crate::runs::Runs::<N>::len)
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -1,4 +1,5 @@
-//! Sorted runs: a list of paths, each with a SHA-256, too long to hold whole, kept as
+//! Sorted runs: a list of paths, each with a payload of `N` bytes (a SHA-256 for the
+//! lock's list), too long to hold whole, kept as
 //! sorted parts in one unnamed file and read back merged in path order. The lock's list
 //! of outputs ([`crate::lock::Listed`]) goes here past a budget, so a compile's memory
 //! does not grow with its outputs (`sort` does the same with its `-S` buffer and
@@ -15,9 +16,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-/// A run's entry: the path's length (4 bytes, little-endian), the path, its digest.
+/// A run's entry: the path's length (4 bytes, little-endian), the path, its payload.
 const LEN: usize = 4;
-const DIGEST: usize = 32;
 /// The longest path a run reads back (output paths, made of validated names, are far
 /// shorter): a garbled length is an error, not an allocation of gigabytes.
 const MAX_PATH: usize = 64 * 1024;
@@ -26,27 +26,45 @@ const READ: usize = 64 * 1024;
 
 /// Runs in a file of their own, oldest first.
 #[derive(Debug)]
-pub(crate) struct Runs {
+pub(crate) struct Runs<const N: usize = 32> {
     file: File,
     /// Each run's bytes in `file` (start, end).
     runs: Vec<(u64, u64)>,
     end: u64,
 }
 
-impl Runs {
-    pub(crate) fn new(file: File) -> Runs {
+impl<const N: usize> Runs<N> {
+    pub(crate) fn new(file: File) -> Runs<N> {
         Runs { file, runs: Vec::new(), end: 0 }
     }
 
     /// Appends `items`, which must be in path order with each path once, as a run.
-    pub(crate) fn push<'a>(&mut self, items: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>) -> io::Result<()> {
+    pub(crate) fn push<'a>(&mut self, items: impl IntoIterator<Item = (&'a str, &'a [u8; N])>) -> io::Result<()> {
+        self.push_indexed(items.into_iter().map(|(p, d)| Ok((p, *d))), usize::MAX).map(drop)
+    }
+
+    /// Appends `items` (in path order, each path once) as a run, or stops at the first
+    /// error among them. Returns the path and position of every `every`th entry, the first
+    /// included: a sparse index of the run, to read a block of it at a time
+    /// ([`Runs::read`], [`entries`]).
+    pub(crate) fn push_indexed<P: AsRef<str>>(
+        &mut self,
+        items: impl IntoIterator<Item = io::Result<(P, [u8; N])>>,
+        every: usize,
+    ) -> io::Result<Vec<(Box<str>, u64)>> {
         let start = self.end;
+        let mut index = Vec::new();
         let mut buf = Vec::with_capacity(READ);
-        for (path, digest) in items {
+        for (n, item) in items.into_iter().enumerate() {
+            let (path, payload) = item?;
+            let path = path.as_ref();
+            if n % every == 0 {
+                index.push((Box::from(path), self.end + buf.len() as u64));
+            }
             let len = u32::try_from(path.len()).map_err(|_| io::Error::other("a path longer than 4 GiB"))?;
             buf.extend_from_slice(&len.to_le_bytes());
             buf.extend_from_slice(path.as_bytes());
-            buf.extend_from_slice(digest);
+            buf.extend_from_slice(&payload);
             if buf.len() >= READ {
                 self.append(&buf)?;
                 buf.clear();
@@ -56,7 +74,20 @@ impl Runs {
         if self.end > start {
             self.runs.push((start, self.end));
         }
-        Ok(())
+        Ok(index)
+    }
+
+    /// The bytes of the file from `at` to `end` (a block of a run, by its sparse index).
+    pub(crate) fn read(&self, at: u64, end: u64) -> io::Result<Vec<u8>> {
+        let len = usize::try_from(end.saturating_sub(at)).map_err(|_| io::Error::other("a block too big to read"))?;
+        let mut b = vec![0; len];
+        self.file.read_exact_at(&mut b, at)?;
+        Ok(b)
+    }
+
+    /// Where the runs end.
+    pub(crate) fn end(&self) -> u64 {
+        self.end
     }
 
     fn append(&mut self, b: &[u8]) -> io::Result<()> {
@@ -72,8 +103,8 @@ impl Runs {
 
     /// The runs and then `newest` (in path order, each path once), merged into one list in
     /// path order; of a path in more than one, the newest's entry.
-    pub(crate) fn merged<'a>(&'a self, newest: &'a [(std::sync::Arc<str>, [u8; 32])]) -> Merged<'a> {
-        let mut sources: Vec<Source<'a>> = self
+    pub(crate) fn merged<'a>(&'a self, newest: &'a [(std::sync::Arc<str>, [u8; N])]) -> Merged<'a, N> {
+        let mut sources: Vec<Source<'a, N>> = self
             .runs
             .iter()
             .map(|&(at, end)| Source::Run(io::BufReader::with_capacity(READ, Part { file: &self.file, at, end })))
@@ -88,9 +119,9 @@ impl Runs {
 }
 
 /// One sorted list being merged: a run read back, or the list still held.
-enum Source<'a> {
+enum Source<'a, const N: usize> {
     Run(Cursor<'a>),
-    Held(std::slice::Iter<'a, (std::sync::Arc<str>, [u8; 32])>),
+    Held(std::slice::Iter<'a, (std::sync::Arc<str>, [u8; N])>),
 }
 
 /// A run read back a buffer at a time.
@@ -114,7 +145,7 @@ impl io::Read for Part<'_> {
 }
 
 /// The next entry of a run, or `None` at its end.
-fn next_entry(c: &mut Cursor<'_>) -> io::Result<Option<(String, [u8; 32])>> {
+fn next_entry<const N: usize>(c: &mut Cursor<'_>) -> io::Result<Option<(String, [u8; N])>> {
     use io::{BufRead, Read};
     if c.fill_buf()?.is_empty() {
         return Ok(None);
@@ -128,7 +159,7 @@ fn next_entry(c: &mut Cursor<'_>) -> io::Result<Option<(String, [u8; 32])>> {
     let mut path = vec![0; len];
     c.read_exact(&mut path).map_err(torn)?;
     let path = String::from_utf8(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a run's path is not UTF-8"))?;
-    let mut digest = [0; DIGEST];
+    let mut digest = [0; N];
     c.read_exact(&mut digest).map_err(torn)?;
     Ok(Some((path, digest)))
 }
@@ -141,43 +172,62 @@ fn torn(e: io::Error) -> io::Error {
     }
 }
 
+/// The entries of a block of a run ([`Runs::read`]) in order: each one's path and
+/// payload, or `None` (then nothing more) where the bytes are not whole entries.
+pub(crate) fn entries<const N: usize>(mut b: &[u8]) -> impl Iterator<Item = Option<(&str, [u8; N])>> {
+    std::iter::from_fn(move || {
+        if b.is_empty() {
+            return None;
+        }
+        let entry = (|| {
+            let (len, rest) = b.split_first_chunk::<LEN>()?;
+            let len = u32::from_le_bytes(*len) as usize;
+            let (path, rest) = rest.split_at_checked(len)?;
+            let (payload, rest) = rest.split_first_chunk::<N>()?;
+            Some((std::str::from_utf8(path).ok()?, *payload, rest))
+        })();
+        b = entry.map_or(&[], |(_, _, rest)| rest);
+        Some(entry.map(|(p, d, _)| (p, d)))
+    })
+}
+
 /// [`Runs::merged`]: each entry in path order, or the first error reading a run back (then
 /// nothing more). The sources' next entries wait in a heap, smallest path first and, of
 /// equal paths, the newest source's.
-pub(crate) struct Merged<'a> {
-    sources: Vec<Source<'a>>,
-    heads: std::collections::BinaryHeap<Head<'a>>,
+pub(crate) struct Merged<'a, const N: usize = 32> {
+    sources: Vec<Source<'a, N>>,
+    heads: std::collections::BinaryHeap<Head<'a, N>>,
     failed: bool,
 }
 
 /// A source's next entry, ordered for [`Merged`]'s heap (a max-heap).
-struct Head<'a> {
+struct Head<'a, const N: usize> {
     path: Cow<'a, str>,
-    digest: [u8; 32],
+    digest: [u8; N],
     source: usize,
 }
 
-impl Ord for Head<'_> {
+impl<const N: usize> Ord for Head<'_, N> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         other.path.cmp(&self.path).then(self.source.cmp(&other.source))
     }
 }
 
-impl PartialOrd for Head<'_> {
+impl<const N: usize> PartialOrd for Head<'_, N> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl PartialEq for Head<'_> {
+impl<const N: usize> PartialEq for Head<'_, N> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other).is_eq()
     }
 }
 
-impl Eq for Head<'_> {}
+impl<const N: usize> Eq for Head<'_, N> {}
 
-impl<'a> Merged<'a> {
+impl<'a, const N: usize> Merged<'a, N> {
     /// Puts source `i`'s next entry into the heap.
     fn advance(&mut self, i: usize) {
         let next = match &mut self.sources[i] {
@@ -196,8 +246,8 @@ impl<'a> Merged<'a> {
     }
 }
 
-impl<'a> Iterator for Merged<'a> {
-    type Item = io::Result<(Cow<'a, str>, [u8; 32])>;
+impl<'a, const N: usize> Iterator for Merged<'a, N> {
+    type Item = io::Result<(Cow<'a, str>, [u8; N])>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {

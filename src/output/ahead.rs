@@ -68,6 +68,8 @@ pub(crate) struct Target {
     pub redacted: bool,
     pub records: Option<PathBuf>,
     pub untrusted: Vec<PathBuf>,
+    /// How much of the previous lock's outputs table is held ([`super::write::WriteOptions::held`]).
+    pub held: usize,
 }
 
 impl Ahead {
@@ -133,7 +135,7 @@ fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> O
     if out.join(STAGE).symlink_metadata().is_ok() {
         return None;
     }
-    let previous = previous_lock(out).ok()?;
+    let previous = previous_lock(out, target.held).ok()?;
     let Previous::Lock(old) = &previous else { return None };
     let untrusted: Vec<&Path> = target.untrusted.iter().map(PathBuf::as_path).collect();
     let (known, memo) = known_and_memo(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
@@ -183,7 +185,13 @@ mod tests {
     }
 
     fn target(out: &Path, records: &Path) -> Target {
-        Target { out: out.to_path_buf(), redacted: true, records: Some(records.to_path_buf()), untrusted: Vec::new() }
+        Target {
+            out: out.to_path_buf(),
+            redacted: true,
+            records: Some(records.to_path_buf()),
+            untrusted: Vec::new(),
+            held: crate::lock::HELD,
+        }
     }
 
     /// What `--out` holds, by path (a symlink by its target).
@@ -240,7 +248,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let Ok(Previous::Lock(old)) = previous_lock(&out) else { panic!("a lock") };
+        let Ok(Previous::Lock(old)) = previous_lock(&out, usize::MAX) else { panic!("a lock") };
         // What a compile of the same pod tells its sink.
         struct Told(crate::artifact::ArtifactSet, Option<[u8; 32]>);
         impl crate::output::sink::Sink for Told {

@@ -127,7 +127,7 @@ impl<'a> Drift<'a> {
     fn open(&mut self) -> Result<&mut Open, Diagnostic> {
         if self.open.is_none() {
             let not_a_directory = disk::not_a_directory(self.out).map(|kind| format!("the output directory is {}", kind.describe()));
-            let previous = if not_a_directory.is_some() { Previous::Missing } else { previous_lock(self.out)? };
+            let previous = if not_a_directory.is_some() { Previous::Missing } else { previous_lock(self.out, usize::MAX)? };
             let known = match &previous {
                 Previous::Lock(lock) if self.records.is_some() => {
                     Some(Known::load(self.out, Some(lock), self.redacted, self.records, self.untrusted))
@@ -149,9 +149,11 @@ impl<'a> Drift<'a> {
         let mut found = std::mem::take(&mut open.found);
         if open.not_a_directory.is_none() {
             let previous = open.previous.outputs().unwrap_or(&*NONE);
-            for (rel, hash) in open.kept.stale(previous) {
+            // Held (a check writes nothing), so read back whole.
+            for (rel, hash) in open.kept.stale(previous).map_err(|e| super::write::spill_failed(&e))? {
+                let rel = &*rel;
                 if let Contents::Bytes(old) = read(out, rel, disk::MAX_OUTPUT, &mut open.dirs)?
-                    && is_what_clawc_wrote(&old, hash, secrets)
+                    && is_what_clawc_wrote(&old, hash.as_ref(), secrets)
                 {
                     found.push(FileDrift { path: rel.to_string(), kind: ChangeKind::Delete, old, new: Vec::new(), found: None });
                 }

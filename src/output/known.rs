@@ -17,10 +17,11 @@
 //! directories in between (or took them through a directory the previous record vouched
 //! for), so the next write may take the directories in them as real without an `lstat`.
 
+use super::outputs::Filling;
 use super::record::{self, Record, Stamp};
 use super::write::{Outputs, PreviousLock};
 use crate::artifact::{Artifact, ArtifactSet};
-use crate::lock::{LOCK, RecordedPaths};
+use crate::lock::LOCK;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -103,17 +104,28 @@ pub(crate) struct OutputView<'a> {
 pub(crate) type PreviousView<'a> = LockView<'a, &'a serde_json::value::RawValue>;
 
 impl PreviousView<'_> {
-    /// Its outputs with a safe path, each at its index in the lock, and how many it lists.
-    /// An output that is not an object with a path and a hash makes the lock unreadable, as
-    /// it does read as a [`LockView`].
-    pub(crate) fn table(&self) -> serde_json::Result<(Outputs, usize)> {
+    /// Its outputs with a safe path, each at its index in the lock, and how many it lists:
+    /// the table held up to `budget` bytes, past it on disk in a file `file` makes. An
+    /// output that is not an object with a path and a hash makes the lock unreadable, as
+    /// it does read as a [`LockView`] (`Ok(Err(_))`); a table that cannot go to disk is
+    /// the outer error.
+    pub(crate) fn table(&self, budget: usize, file: &dyn Fn() -> std::io::Result<std::fs::File>) -> Filled {
         let text = self.outputs.get();
         let mut de = serde_json::Deserializer::from_str(text);
-        let read = serde::de::DeserializeSeed::deserialize(Table { capacity: capacity_for(text) }, &mut de)?;
-        de.end()?;
-        Ok(read)
+        let mut failed = None;
+        let seed = Table { filling: Filling::new(budget, capacity_for(text), file), failed: &mut failed };
+        let read = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|read| de.end().map(|()| read));
+        match (read, failed) {
+            (_, Some(e)) => Err(e),
+            (Err(e), None) => Ok(Err(e)),
+            (Ok((filling, listed)), None) => filling.finish().map(|table| Ok((table, listed))),
+        }
     }
 }
+
+/// [`PreviousView::table`]'s: the outputs table and how many outputs the lock lists, or
+/// (inner) the lock is unreadable, or (outer) the table could not go to disk.
+pub(crate) type Filled = std::io::Result<serde_json::Result<(Outputs, usize)>>;
 
 /// Room for the outputs a lock's outputs text lists: one per `"path"` key, and no more
 /// than a genuine entry's size allows, so a hostile text of keys alone reserves no more
@@ -123,36 +135,40 @@ fn capacity_for(text: &str) -> usize {
     memchr::memmem::find_iter(text.as_bytes(), b"\"path\"").count().min(text.len() / 80)
 }
 
-/// Reads a lock's outputs into an [`Outputs`] as they are parsed.
-struct Table {
-    capacity: usize,
+/// Reads a lock's outputs into an [`Outputs`] as they are parsed; a table that cannot go
+/// to disk stops the parse, with the error in `failed`.
+struct Table<'f, 'e> {
+    filling: Filling<'f>,
+    failed: &'e mut Option<std::io::Error>,
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Table {
-    type Value = (Outputs, usize);
+impl<'de, 'f> serde::de::DeserializeSeed<'de> for Table<'f, '_> {
+    type Value = (Filling<'f>, usize);
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Table {
-    type Value = (Outputs, usize);
+impl<'de, 'f> serde::de::Visitor<'de> for Table<'f, '_> {
+    type Value = (Filling<'f>, usize);
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a list of outputs")
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut table = Outputs::with_capacity(self.capacity);
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut listed = 0;
         while let Some(o) = seq.next_element::<OutputView<'de>>()? {
-            if crate::disk::is_safe_relative(&o.path) {
-                table.insert(Arc::from(&*o.path), listed, crate::digest::from_hex(&o.sha256));
+            if crate::disk::is_safe_relative(&o.path)
+                && let Err(e) = self.filling.insert(&o.path, listed, crate::digest::from_hex(&o.sha256))
+            {
+                *self.failed = Some(e);
+                return Err(serde::de::Error::custom("the table could not go to disk"));
             }
             listed += 1;
         }
-        Ok((table, listed))
+        Ok((self.filling, listed))
     }
 }
 
@@ -186,11 +202,15 @@ impl Known {
         let vouched =
             old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
         let (before, trusted) = match (old_lock.filter(|_| at.is_some()), crate::disk::Walk::new(out)) {
-            (Some(old), Ok(walk)) => {
-                let parents = crate::disk::parents_of_directories(old.outputs.iter().map(|(p, _, _)| p));
-                let (stamps, trusted) = record::trusted_directories(&walk, &parents, vouched.as_ref());
-                (parents.into_iter().map(str::to_string).zip(stamps).collect(), trusted)
-            }
+            (Some(old), Ok(walk)) => match count_and_parents(old.outputs.iter().map(|e| e.map(|(p, _, _)| p))) {
+                Some((_, parents)) => {
+                    let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+                    let (stamps, trusted) = record::trusted_directories(&walk, &parents, vouched.as_ref());
+                    (parents.into_iter().map(str::to_string).zip(stamps).collect(), trusted)
+                }
+                // A table on disk that cannot be read back: no directory is trusted.
+                None => (Vec::new(), Arc::from([])),
+            },
             _ => (Vec::new(), Arc::from([])),
         };
         Known { vouched, at, before, trusted }
@@ -237,7 +257,7 @@ impl Known {
         (!a.secret
             && meta.permissions().mode() & 0o777 == a.mode()
             && old.is_some()
-            && old.copied() == crate::digest::from_hex(sha256)
+            && old == crate::digest::from_hex(sha256)
             && self.vouches_stamp(previous, rel, &Stamp::of(meta)))
         .then_some(i)
     }
@@ -279,7 +299,7 @@ impl Known {
         let seen = &seen.sorted();
         // The lock's list may be on disk (`lock::Listed`): it is read a part at a time,
         // once for its length and directories, once as it is stamped.
-        let Some((outputs, parents)) = count_and_parents(&paths) else { return };
+        let Some((outputs, parents)) = count_and_parents(paths.iter()) else { return };
         let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
         // Written as it is stamped, a part at a time, with the inputs' stamps as they were
         // read, and the directories' the write found unchanged.
@@ -379,8 +399,9 @@ impl Seen {
 /// How many paths `paths` holds, and the parents of the directories that hold them
 /// ([`crate::disk::parents_of_directories`]), read a part at a time; `None` when they
 /// cannot be read back.
-fn count_and_parents(paths: &RecordedPaths<'_>) -> Option<(usize, std::collections::BTreeSet<String>)> {
-    let mut all = paths.iter();
+fn count_and_parents<'p>(
+    mut all: impl Iterator<Item = std::io::Result<Cow<'p, str>>>,
+) -> Option<(usize, std::collections::BTreeSet<String>)> {
     let (mut count, mut parents) = (0, std::collections::BTreeSet::new());
     loop {
         let part: Vec<_> = all.by_ref().take(PART).collect::<std::io::Result<_>>().ok()?;
@@ -416,7 +437,7 @@ mod tests {
 
     /// What the write that opens `out` now learns of it.
     fn known(out: &Path, records: &Path) -> Known {
-        let Ok(Previous::Lock(old)) = previous_lock(out) else { panic!("a lock") };
+        let Ok(Previous::Lock(old)) = previous_lock(out, usize::MAX) else { panic!("a lock") };
         Known::load(out, Some(&old), true, Some(records), &[])
     }
 
@@ -458,7 +479,7 @@ mod tests {
     }
 
     fn table_of(lock: &str) -> serde_json::Result<(Outputs, usize)> {
-        serde_json::from_str::<PreviousView<'_>>(lock)?.table()
+        serde_json::from_str::<PreviousView<'_>>(lock)?.table(usize::MAX, &|| unreachable!("held")).unwrap()
     }
 
     #[test]
@@ -472,7 +493,7 @@ mod tests {
         );
         let (table, listed) = table_of(&lock).unwrap();
         assert_eq!(listed, 3);
-        assert_eq!(table.get("a/tools.json"), Some((0, Some(&[0xab; 32]))));
+        assert_eq!(table.get("a/tools.json"), Some((0, Some([0xab; 32]))));
         assert_eq!(table.get("../escape"), None);
         assert_eq!(table.get("b/CLAWDAPUS.md"), Some((2, None)));
         assert_eq!(table.iter().count(), 2);

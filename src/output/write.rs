@@ -34,6 +34,7 @@ use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
 use crate::lock::{LOCK, Pending};
 use foldhash::{HashMap, HashMapExt};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
@@ -211,8 +212,16 @@ pub struct WriteOptions<'a> {
     pub untrusted: &'a [&'a Path],
     /// How many bytes of the list of outputs a compile holds before it writes the rest
     /// into an unnamed file in `--out` as sorted runs (0: the default, 1 MiB, about 4,000
-    /// agent ids); the tree and the lock are the same bytes whatever it is.
+    /// agent ids), and so of the previous lock's outputs table; the tree and the lock are
+    /// the same bytes whatever it is.
     pub held: usize,
+}
+
+impl WriteOptions<'_> {
+    /// [`WriteOptions::held`], the default put in for 0.
+    pub(crate) fn held(&self) -> usize {
+        if self.held == 0 { crate::lock::HELD } else { self.held }
+    }
 }
 
 /// Writes `artifacts` (which include `clawc.lock`) into `out`. `secrets` are the
@@ -314,6 +323,7 @@ impl<'o> Writer<'o> {
                 redacted: self.redacted,
                 records: self.opts.records.map(Path::to_path_buf),
                 untrusted: self.opts.untrusted.iter().map(|p| p.to_path_buf()).collect(),
+                held: self.opts.held(),
             };
             self.ahead = Some(Ahead::start(target));
         }
@@ -370,7 +380,7 @@ impl<'o> Writer<'o> {
             remove_made(&made);
             return Err(d);
         }
-        let (flock, previous) = match lock_and_recover(self.out) {
+        let (flock, previous) = match lock_and_recover(self.out, self.held()) {
             Ok(found) => found,
             Err(d) => {
                 remove_made(&made);
@@ -509,7 +519,7 @@ impl Sink for Writer<'_> {
     }
 
     fn held(&self) -> usize {
-        if self.opts.held == 0 { crate::lock::HELD } else { self.opts.held }
+        self.opts.held()
     }
 
     fn spill(&mut self) -> Result<fs::File, Diagnostic> {
@@ -554,11 +564,11 @@ impl Drop for Writer<'_> {
 }
 
 /// Takes the write lock of `out`, finishes or rolls back what a killed run left, and reads
-/// the previous lock.
-fn lock_and_recover(out: &Path) -> Result<(fs::File, Previous), Diagnostic> {
+/// the previous lock (its table held up to `held` bytes).
+fn lock_and_recover(out: &Path, held: usize) -> Result<(fs::File, Previous), Diagnostic> {
     let flock = lock_out(out)?;
     recover(out)?;
-    Ok((flock, previous_lock(out)?))
+    Ok((flock, previous_lock(out, held)?))
 }
 
 /// `out` and those of its parents that do not exist, outermost first.
@@ -700,29 +710,32 @@ pub(crate) struct PreviousLock {
     pub stamp: Option<Stamp>,
 }
 
-pub(crate) fn previous_lock(out: &Path) -> Result<Previous, Diagnostic> {
+/// The lock in `out`, its outputs table held up to `held` bytes and past that on disk, in
+/// an unnamed file in `out` (`usize::MAX`: held whatever its size, for a check, which
+/// writes nothing).
+pub(crate) fn previous_lock(out: &Path, held: usize) -> Result<Previous, Diagnostic> {
     // Read before the lock is, as the stat record's time is (see `record`).
     let time = super::record::now();
     let (contents, meta) = disk::read_meta(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))?;
     let stamp = meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(time));
-    Ok(match contents {
-        Contents::Missing => Previous::Missing,
-        // Read in place (paths and hashes borrowed from the bytes), as the record reads the
-        // new lock: at 3,000 agents it lists 9,301 outputs.
-        Contents::Bytes(b) => match serde_json::from_slice::<super::known::PreviousView<'_>>(&b).and_then(|l| Ok((l.table()?, l))) {
-            Ok(((outputs, listed), l)) => Previous::Lock(PreviousLock {
-                digest: super::record::lock_digest(&b),
-                inputs: l.inputs.len(),
-                listed,
-                described: crate::lock::described_digest(l.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
-                redacted: l.redacted(),
-                stamp,
-                outputs,
-            }),
-            Err(_) => Previous::Unreadable,
-        },
-        _ => Previous::Unreadable,
-    })
+    let Contents::Bytes(b) = contents else {
+        return Ok(if matches!(contents, Contents::Missing) { Previous::Missing } else { Previous::Unreadable });
+    };
+    // Read in place (paths and hashes borrowed from the bytes), as the record reads the
+    // new lock: at 3,000 agents it lists 9,301 outputs.
+    let Ok(l) = serde_json::from_slice::<super::known::PreviousView<'_>>(&b) else { return Ok(Previous::Unreadable) };
+    let Ok((outputs, listed)) = l.table(held, &|| unnamed_in(out)).map_err(|e| spill_failed(&e))? else {
+        return Ok(Previous::Unreadable);
+    };
+    Ok(Previous::Lock(PreviousLock {
+        digest: super::record::lock_digest(&b),
+        inputs: l.inputs.len(),
+        listed,
+        described: crate::lock::described_digest(l.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
+        redacted: l.redacted(),
+        stamp,
+        outputs,
+    }))
 }
 
 pub(crate) use super::outputs::Outputs;
@@ -753,14 +766,21 @@ impl Kept {
 
     /// The outputs of `previous` not put again (the lock aside): path and SHA-256, in path
     /// order.
-    pub(crate) fn stale<'p>(&'p self, previous: &'p Outputs) -> Vec<(&'p str, Option<&'p [u8; 32]>)> {
-        let mut stale: Vec<(&str, Option<&[u8; 32]>)> = previous
-            .iter()
-            .filter(|&(rel, i, _)| !self.0.get(i).is_some_and(|k| *k) && rel != LOCK)
-            .map(|(rel, _, hash)| (rel, hash))
-            .collect();
-        stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        stale
+    pub(crate) fn stale<'p>(&self, previous: &'p Outputs) -> io::Result<Vec<(Cow<'p, str>, Option<[u8; 32]>)>> {
+        let mut stale = Vec::new();
+        for entry in previous.iter() {
+            let (rel, i, hash) = entry?;
+            if !self.0.get(i).is_some_and(|k| *k) && rel != LOCK {
+                stale.push((rel, hash));
+            }
+        }
+        stale.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // A lookup that found the table on disk unreadable took a kept file for one not
+        // listed: the stale files cannot be told.
+        if previous.failed() {
+            return Err(io::Error::other("the previous lock's table of outputs could not be read back"));
+        }
+        Ok(stale)
     }
 }
 
@@ -851,7 +871,7 @@ impl Open {
                     Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
-                self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256).as_ref();
+                self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256);
                 planned.push(c * PLAN_BATCH + k);
             }
         }
@@ -899,10 +919,11 @@ impl Open {
     /// clawc wrote, else left with a warning.
     fn stale(&mut self, out: &Path, secrets: &BTreeMap<String, String>) -> Result<(), Diagnostic> {
         let Some(previous) = self.previous.outputs() else { return Ok(()) };
-        for (rel, hash) in self.kept.stale(previous) {
+        for (rel, hash) in self.kept.stale(previous).map_err(|e| spill_failed(&e))? {
+            let rel = &*rel;
             match disk::read(out, rel, disk::MAX_OUTPUT).map_err(|e| io("read", &out.join(rel), e))? {
                 Contents::Missing => {}
-                Contents::Bytes(b) if is_what_clawc_wrote(&b, hash, secrets) => {
+                Contents::Bytes(b) if is_what_clawc_wrote(&b, hash.as_ref(), secrets) => {
                     self.journal.deletes.push((rel.to_string(), sha256_hex(&b)));
                 }
                 _ => self.summary.warnings.push(
@@ -955,7 +976,7 @@ impl Open {
             let vouched = ahead.unwrap_or_else(|| looks.by_ref().take(files.len()).fold(true, |all, v| all & v));
             // Vouched for, each file is one the previous lock records with a hash.
             let recorded =
-                vouched.then(|| files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, *d?)))).collect::<Option<Vec<_>>>());
+                vouched.then(|| files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, d?)))).collect::<Option<Vec<_>>>());
             let Some(Some(recorded)) = recorded else {
                 taken.push(None);
                 continue;
@@ -1388,7 +1409,7 @@ mod tests {
         // taken unread.
         let future = std::time::SystemTime::now() + std::time::Duration::from_secs(10);
         std::fs::File::options().write(true).open(out.join(LOCK)).unwrap().set_modified(future).unwrap();
-        let racy = previous_lock(out).unwrap();
+        let racy = previous_lock(out, usize::MAX).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(!racy.lock_is(&sha, &meta), "changed in the tick it was read");
         // Older than the clock's tick when read: taken while its stamp holds.
@@ -1396,7 +1417,7 @@ mod tests {
         std::fs::File::options().write(true).open(out.join(LOCK)).unwrap().set_modified(old).unwrap();
         // Its status change time (now) a clock tick (at most 10 ms) older than the read.
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let read = previous_lock(out).unwrap();
+        let read = previous_lock(out, usize::MAX).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(read.lock_is(&sha, &meta));
         assert!(!read.lock_is(&crate::digest::sha256(b"other"), &meta), "another digest");

@@ -259,5 +259,14 @@ fn a_list_of_outputs_kept_on_disk_makes_the_same_tree_and_leaves_nothing_else() 
     let again = compile("spilled", 300);
     assert_eq!((again.written.len(), again.unchanged), (0, want.len()));
     assert_eq!(again.vouched, want.len() - 1, "every output vouched for by the record (the lock is always read)");
+    assert!(again.reused > 0, "services taken through the memo, looked up in the previous lock's table on disk");
     assert_eq!(super::harness::tree(&root.join("spilled")), want);
+    // An edit that drops agent ids: their files are found stale in the previous lock's
+    // table on disk and deleted, as from a held one.
+    let pod = std::fs::read_to_string(root.join("claw-pod.yml")).unwrap();
+    std::fs::write(root.join("claw-pod.yml"), pod.replacen("      count: 10\n", "      count: 2\n", 1)).unwrap();
+    let (held, on_disk) = (compile("whole", usize::MAX), compile("spilled", 300));
+    assert!(held.removed.len() >= 8 * 3, "{:?}", held.removed);
+    assert_eq!((&on_disk.written, &on_disk.removed, on_disk.unchanged), (&held.written, &held.removed, held.unchanged));
+    assert_eq!(super::harness::tree(&root.join("spilled")), super::harness::tree(&root.join("whole")));
 }
