@@ -115,8 +115,8 @@ impl<O> Lock<O> {
 
 /// A compile's outputs with their hashes, in path order, each path once: a list sorted
 /// once, not a map grown one path at a time (at 30,000 agent ids it holds 90,000 paths).
-/// A path is shared with the render memo, and, for a file taken from the tree, with the
-/// previous lock's table (`output::write::Outputs`): one copy of it, not three. Past a
+/// A path is shared with the render memo (a file taken from the tree comes with the
+/// stored memo's string): one copy of it, not two. Past a
 /// budget ([`Listing`]) the list is on disk but for its newest part, as sorted runs
 /// ([`crate::runs`]), and read back merged.
 pub(crate) struct Listed<const N: usize = 32> {

@@ -27,9 +27,8 @@
 //! and it stops looking (`docs/performance.md`).
 
 use super::known::Known;
-use super::memo::Seal;
+use super::memo::{Seal, Stored};
 use super::write::{Previous, STAGE, check_names, known_and_memo, open_for_lock, previous_lock};
-use crate::artifact::Memo;
 use foldhash::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -54,7 +53,7 @@ pub(crate) struct Read {
     pub flock: fs::File,
     pub previous: Previous,
     pub known: Known,
-    pub memo: Option<(Memo, Seal)>,
+    pub memo: Option<(Stored, Seal)>,
     /// The memo services looked at, and whether the record vouches for every one of their
     /// files. (Only that: a file it vouches for is stamped as the record says, which is
     /// where the next record takes its stamp from; at 30,000 agent ids the stamps
@@ -145,19 +144,21 @@ fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> O
 }
 
 /// The memo's services in order, each looked at whole, until `stop` says so.
-fn look(out: &Path, memo: &Memo, previous: &super::write::Outputs, known: &Known, stop: &dyn Fn() -> bool) -> HashMap<String, bool> {
+fn look(out: &Path, memo: &Stored, previous: &super::write::Outputs, known: &Known, stop: &dyn Fn() -> bool) -> HashMap<String, bool> {
     let mut looked = HashMap::default();
     let Some(mut walk) = known.walk(out) else { return looked };
-    for (service, (_, files)) in &memo.0 {
+    for service in memo.services() {
         if stop() {
             break;
         }
+        // A service whose files cannot be read back is not looked at (nor taken).
+        let Some((_, files)) = memo.files(service) else { continue };
         // A memo naming an unsafe path is not taken from (the write says so again).
         if check_names(files.iter().map(|f| &*f.path)).is_err() {
             continue;
         }
         let vouched = files.iter().all(|f| known.looks_recorded(&mut walk, previous, f));
-        looked.insert(service.clone(), vouched);
+        looked.insert(service.to_string(), vouched);
     }
     looked
 }
@@ -218,16 +219,18 @@ mod tests {
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
         let read = super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::new()).expect("a settled tree is read ahead");
-        let (memo, _) = read.memo.clone().expect("the memo is read");
-        assert!(memo.0.len() >= 2, "the example has agent services: {:?}", memo.0.keys());
-        assert_eq!(read.looked.len(), memo.0.len(), "every service looked at");
-        for service in memo.0.keys() {
+        let (memo, _) = read.memo.as_ref().expect("the memo is read");
+        let services: Vec<String> = memo.services().map(str::to_string).collect();
+        assert!(services.len() >= 2, "the example has agent services: {services:?}");
+        assert_eq!(read.looked.len(), services.len(), "every service looked at");
+        for service in &services {
             assert!(read.looked[service], "{service}: not vouched for");
         }
+        let edited = &services[0];
+        let (_, files) = memo.files(edited).unwrap();
         drop(read);
         // One file of one service changed with its size and mtime kept: only that service
         // is not vouched for.
-        let (edited, (_, files)) = memo.0.iter().next().unwrap();
         let path = out.join(&*files[0].path);
         let (bytes, mtime) = (fs::read(&path).unwrap(), fs::metadata(&path).unwrap().modified().unwrap());
         let mut forged = bytes.clone();
@@ -270,7 +273,7 @@ mod tests {
         assert_ne!(old.described, crate::lock::described_digest([]), "the digest of no descriptors");
         let read = |described: [u8; 32]| super::read(&target(&out, &records), &AtomicBool::new(false), &OnceLock::from(described)).unwrap();
         let same = read(old.described);
-        assert_eq!(same.looked.len(), same.memo.as_ref().unwrap().0.0.len(), "every service looked at");
+        assert_eq!(same.looked.len(), same.memo.as_ref().unwrap().0.services().count(), "every service looked at");
         drop(same); // its lock
         let mut edited = old.described;
         edited[0] ^= 1;

@@ -43,9 +43,6 @@ enum Table {
 /// The table held: a hash table, not a B-tree (each lookup in a B-tree was a dozen
 /// comparisons of long, alike paths). Nothing iterates it in an order of its own making:
 /// [`Outputs::iter`] is the lock's order.
-///
-/// A path is shared (not copied) by the render memo's files and, for the files taken
-/// from the tree, by the new lock's list.
 #[derive(Debug, Default)]
 struct Held {
     entries: Vec<Entry>,
@@ -55,7 +52,7 @@ struct Held {
 
 #[derive(Debug)]
 struct Entry {
-    path: Arc<str>,
+    path: Box<str>,
     /// Its index in the lock (fits: a lock is at most `disk::MAX_BOOKKEEPING` bytes).
     index: u32,
     digest: Option<[u8; 32]>,
@@ -123,14 +120,6 @@ impl Outputs {
         }
     }
 
-    /// The table's own string for `path`, to share rather than copy (a held table's).
-    pub(crate) fn shared(&self, path: &str) -> Option<&Arc<str>> {
-        match &self.table {
-            Table::Held(h) => h.entry(path).map(|e| &e.path),
-            Table::Paged(_) => None,
-        }
-    }
-
     /// Every output: path, index in the lock, SHA-256; in the lock's order when held, in
     /// path order from disk, where a block that cannot be read back is an error (then
     /// nothing more).
@@ -177,7 +166,7 @@ impl Held {
             }
             None => {
                 let Ok(at) = u32::try_from(entries.len()) else { return false };
-                entries.push(Entry { path: Arc::from(path), index, digest });
+                entries.push(Entry { path: Box::from(path), index, digest });
                 let hasher = &self.hasher;
                 self.by_path.insert_unique(hash, at, |&at| hasher.hash_one(&*entries[at as usize].path));
                 true
@@ -289,7 +278,7 @@ impl<'f> Filling<'f> {
         if self.bytes > self.budget {
             let mut listing = Listing::new(self.budget);
             for e in std::mem::take(&mut self.held).entries {
-                listing.put(e.path, pack(e.index, e.digest), self.file, |e| e)?;
+                listing.put(Arc::from(e.path), pack(e.index, e.digest), self.file, |e| e)?;
             }
             self.listing = Some(listing);
         }
@@ -369,7 +358,6 @@ mod tests {
             }
             listed.sort();
             assert_eq!(listed, want.iter().map(|(p, (i, d))| (p.to_string(), *i, *d)).collect::<Vec<_>>());
-            assert_eq!(table.shared("report.json").is_some(), budget == usize::MAX, "only a held table shares its paths");
             assert!(!table.failed());
         }
     }

@@ -290,7 +290,7 @@ struct Open {
     /// What the previous compile rendered (when its lock is the one found and the record
     /// is whole): services whose render key is unchanged are taken from the tree (and out
     /// of it). With the seal of its bytes, so an unchanged memo is not written again.
-    memo: Option<(Memo, super::memo::Seal)>,
+    memo: Option<(super::memo::Stored, super::memo::Seal)>,
     /// The memo's services already looked at (read ahead), and whether the record vouches
     /// for every one of their files.
     looked: HashMap<String, bool>,
@@ -622,9 +622,9 @@ pub(super) fn known_and_memo(
     redacted: bool,
     records: Option<&Path>,
     untrusted: &[&Path],
-) -> (Known, Option<(Memo, super::memo::Seal)>) {
+) -> (Known, Option<(super::memo::Stored, super::memo::Seal)>) {
     let known = Known::load(out, old, redacted, records, untrusted);
-    let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest, &l.outputs));
+    let memo = old.filter(|_| known.has_record()).zip(known.memo_path()).and_then(|(l, at)| super::memo::load(&at, &l.digest));
     (known, memo)
 }
 
@@ -945,12 +945,12 @@ impl Open {
     /// vouched for by the stat record (never read; looked at on every core); then they
     /// count as put and unchanged. A service is taken whole or not at all.
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
-        let (Some((memo, _)), Some(previous)) = (self.memo.as_mut(), self.previous.outputs()) else { return vec![None; wanted.len()] };
+        let (Some((memo, _)), Some(previous)) = (self.memo.as_ref(), self.previous.outputs()) else { return vec![None; wanted.len()] };
         // Each candidate with its looks if they were read ahead.
         let candidates: Vec<Option<(Vec<Recorded>, Option<bool>)>> = wanted
             .iter()
             .map(|(service, key)| {
-                let (memo_key, files) = memo.0.remove(*service)?;
+                let (memo_key, files) = memo.files(service)?;
                 let ahead = self.looked.remove(*service);
                 // A service looked at ahead had its names checked there.
                 let named = ahead.is_some() || check_names(files.iter().map(|f| &*f.path)).is_ok();
@@ -1020,7 +1020,7 @@ impl Open {
     /// is no record to keep it beside).
     fn remember(&self, lock: Option<[u8; 32]>, memo: Option<&Making>) {
         if let (Some(at), Some(lock), Some(memo)) = (self.known.memo_path(), lock, memo) {
-            super::memo::store(&at, &lock, memo, self.memo.as_ref().map(|(_, seal)| *seal));
+            super::memo::store(&at, &lock, memo, self.memo.as_ref());
         }
     }
 }
