@@ -95,3 +95,31 @@ mod tests {
         }
     }
 }
+
+/// A reader that hashes (SHA-256) and counts what is read through it: a file's digest
+/// taken as it is parsed, not from a copy of its bytes.
+pub(crate) struct Hashing<R> {
+    inner: R,
+    hash: Sha256,
+    len: u64,
+}
+
+impl<R: std::io::Read> Hashing<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Hashing { inner, hash: Sha256::new(), len: 0 }
+    }
+
+    /// The digest of what was read, and how many bytes it was.
+    pub(crate) fn finish(self) -> ([u8; 32], u64) {
+        (self.hash.finalize().into(), self.len)
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(b)?;
+        self.hash.update(&b[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}

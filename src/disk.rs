@@ -170,18 +170,27 @@ pub(crate) fn read_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io:
     read_meta_in(out, rel, limit, dirs).map(|(c, _)| c)
 }
 
-/// [`read`], with the `fstat` of what was read (see [`read_regular_meta`]).
-pub(crate) fn read_meta(out: &Path, rel: &str, limit: u64) -> io::Result<(Contents, Option<Metadata>)> {
-    read_meta_in(out, rel, limit, &mut Dirs::default())
+fn read_meta_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<(Contents, Option<Metadata>)> {
+    match open_meta_in(out, rel, limit, u64::MAX, dirs)? {
+        (Opened::Read(contents), meta) => Ok((contents, meta)),
+        // (No file is longer than `u64::MAX` bytes.)
+        (Opened::File(_), _) => Ok((Contents::TooLarge(u64::MAX), None)),
+    }
 }
 
-fn read_meta_in(out: &Path, rel: &str, limit: u64, dirs: &mut Dirs) -> io::Result<(Contents, Option<Metadata>)> {
-    match inspect_in(out, rel, dirs)? {
-        Found::Missing => Ok((Contents::Missing, None)),
-        Found::Blocked { at, kind } => Ok((Contents::Foreign { at, kind }, None)),
-        Found::Other(kind) => Ok((Contents::Foreign { at: rel.to_string(), kind }, None)),
-        Found::File(_) => read_regular_meta(&out.join(rel), limit, rel),
-    }
+/// [`read_meta_or_open`], its directories looked at through `dirs`.
+fn open_meta_in(out: &Path, rel: &str, limit: u64, hold: u64, dirs: &mut Dirs) -> io::Result<(Opened, Option<Metadata>)> {
+    let found = match inspect_in(out, rel, dirs)? {
+        Found::Missing => Contents::Missing,
+        Found::Blocked { at, kind } => Contents::Foreign { at, kind },
+        Found::Other(kind) => Contents::Foreign { at: rel.to_string(), kind },
+        Found::File(_) => match open_bounded(&out.join(rel), limit, rel)? {
+            Ok((file, meta)) if meta.len() > hold => return Ok((Opened::File(file), Some(meta))),
+            Ok((file, meta)) => return read_opened(&file, meta, limit).map(|(c, m)| (Opened::Read(c), m)),
+            Err(found) => found,
+        },
+    };
+    Ok((Opened::Read(found), None))
 }
 
 /// Opens `path` without following a final symlink or blocking on a FIFO, and reads it if
@@ -193,25 +202,52 @@ pub(crate) fn read_regular(path: &Path, limit: u64, rel: &str) -> io::Result<Con
 /// [`read_regular`], with the `fstat` of the descriptor the bytes were read from (when a
 /// regular file was opened): the identity of exactly what was read, for the stat record.
 pub(crate) fn read_regular_meta(path: &Path, limit: u64, rel: &str) -> io::Result<(Contents, Option<Metadata>)> {
+    match open_bounded(path, limit, rel)? {
+        Ok((file, meta)) => read_opened(&file, meta, limit),
+        Err(found) => Ok((found, None)),
+    }
+}
+
+/// What [`read_meta_or_open`] found: what [`read`] would have, or a file too long to
+/// hold, opened to be read as a stream.
+pub(crate) enum Opened {
+    Read(Contents),
+    File(File),
+}
+
+/// [`read`], with the `fstat` of what was read (see [`read_regular_meta`]); but a regular
+/// file longer than `hold` bytes (and at most `limit`) is opened and handed back unread,
+/// with its `fstat`.
+pub(crate) fn read_meta_or_open(out: &Path, rel: &str, limit: u64, hold: u64) -> io::Result<(Opened, Option<Metadata>)> {
+    open_meta_in(out, rel, limit, hold, &mut Dirs::default())
+}
+
+/// `path` opened without following a final symlink or blocking on a FIFO, if it is a
+/// regular file of at most `limit` bytes, with its `fstat`; else what was found there.
+fn open_bounded(path: &Path, limit: u64, rel: &str) -> io::Result<Result<(File, Metadata), Contents>> {
     let file = match open(path, false) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Contents::Missing, None)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(Contents::Missing)),
         // ELOOP: the final component became a symlink.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Ok((Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink }, None));
-        }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Err(Contents::Foreign { at: rel.to_string(), kind: Kind::Symlink })),
         Err(e) => return Err(e),
     };
     let meta = file.metadata()?;
     let kind = Kind::of(&meta);
     if kind != Kind::File {
-        return Ok((Contents::Foreign { at: rel.to_string(), kind }, None));
+        return Ok(Err(Contents::Foreign { at: rel.to_string(), kind }));
     }
     if meta.len() > limit {
-        return Ok((Contents::TooLarge(meta.len()), None));
+        return Ok(Err(Contents::TooLarge(meta.len())));
     }
+    Ok(Ok((file, meta)))
+}
+
+/// The bytes of `file` (opened by [`open_bounded`], whose `fstat` is `meta`), at most
+/// `limit` of them.
+fn read_opened(file: &File, meta: Metadata, limit: u64) -> io::Result<(Contents, Option<Metadata>)> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&file).take(limit + 1).read_to_end(&mut bytes)?;
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Ok((Contents::TooLarge(bytes.len() as u64), None));
     }

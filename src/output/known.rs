@@ -48,8 +48,7 @@ pub(crate) struct Known {
 
 /// What the write and the record need of a lock (the new one, or the previous one found
 /// in `--out`), read from its bytes without copying them (at 10,000 agents it lists
-/// 31,622 outputs); its outputs as `O`: a list of views, or (a [`PreviousView`]) their
-/// JSON text.
+/// 31,622 outputs); its outputs as `O`.
 #[derive(Deserialize)]
 pub(crate) struct LockView<'a, O = Vec<OutputView<'a>>> {
     #[serde(borrow)]
@@ -97,42 +96,112 @@ pub(crate) struct OutputView<'a> {
     pub(crate) sha256: Cow<'a, str>,
 }
 
-/// What a write reads of the lock found in `--out`: its outputs kept as their JSON text,
-/// which [`PreviousView::table`] reads straight into the table a write looks them up in.
-/// (Read as a list of views first, the list alone was 6 MB at 30,000 agent ids, held
-/// beside the lock's 13 MB of bytes and the table.)
-pub(crate) type PreviousView<'a> = LockView<'a, &'a serde_json::value::RawValue>;
+/// What a write reads of the lock found in `--out`, as it is parsed ([`read_previous`]):
+/// its outputs go straight into the table a write looks them up in (read as a list of
+/// views first, the list alone was 6 MB at 30,000 agent ids), so the lock may be parsed
+/// from its bytes or, too big to hold, from the file as it is read.
+pub(crate) struct PreviousRead<'a> {
+    pub(crate) redacted: bool,
+    pub(crate) inputs: Vec<InputView<'a>>,
+    /// Its outputs with a safe path, each at its index in the lock, and how many it lists.
+    pub(crate) outputs: Outputs,
+    pub(crate) listed: usize,
+}
 
-impl PreviousView<'_> {
-    /// Its outputs with a safe path, each at its index in the lock, and how many it lists:
-    /// the table held up to `budget` bytes, past it on disk in a file `file` makes. An
-    /// output that is not an object with a path and a hash makes the lock unreadable, as
-    /// it does read as a [`LockView`] (`Ok(Err(_))`); a table that cannot go to disk is
-    /// the outer error.
-    pub(crate) fn table(&self, budget: usize, file: &dyn Fn() -> std::io::Result<std::fs::File>) -> Filled {
-        let text = self.outputs.get();
-        let mut de = serde_json::Deserializer::from_str(text);
-        let mut failed = None;
-        let seed = Table { filling: Filling::new(budget, capacity_for(text), file), failed: &mut failed };
-        let read = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|read| de.end().map(|()| read));
-        match (read, failed) {
-            (_, Some(e)) => Err(e),
-            (Err(e), None) => Ok(Err(e)),
-            (Ok((filling, listed)), None) => filling.finish().map(|table| Ok((table, listed))),
-        }
+/// The lock `de` reads, its outputs table held up to `budget` bytes (with room made for
+/// `capacity` at once) and past it on disk in a file `file` makes. Read as a [`LockView`]
+/// would be (`secrets` and `outputs` needed, any other field ignored, an output that is
+/// not an object with a path and a hash makes the lock unreadable: `Ok(Err(_))`); a table
+/// that cannot go to disk is the outer error.
+pub(crate) fn read_previous<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+    budget: usize,
+    capacity: usize,
+    file: &dyn Fn() -> std::io::Result<std::fs::File>,
+) -> std::io::Result<serde_json::Result<PreviousRead<'de>>> {
+    let mut failed = None;
+    let seed = Previous { filling: Filling::new(budget, capacity, file), failed: &mut failed };
+    let read = serde::de::DeserializeSeed::deserialize(seed, &mut *de).and_then(|read| de.end().map(|()| read));
+    match (read, failed) {
+        (_, Some(e)) => Err(e),
+        (Err(e), None) => Ok(Err(e)),
+        (Ok((read, filling)), None) => filling.finish().map(|outputs| Ok(PreviousRead { outputs, ..read })),
     }
 }
 
-/// [`PreviousView::table`]'s: the outputs table and how many outputs the lock lists, or
-/// (inner) the lock is unreadable, or (outer) the table could not go to disk.
-pub(crate) type Filled = std::io::Result<serde_json::Result<(Outputs, usize)>>;
+/// The fields of a lock a write reads.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Field {
+    Secrets,
+    Inputs,
+    Outputs,
+    #[serde(other)]
+    Other,
+}
+
+/// A lock's inputs, read leniently ([`lenient_inputs`]).
+#[derive(Deserialize)]
+struct Inputs<'a>(#[serde(borrow, deserialize_with = "lenient_inputs")] Vec<InputView<'a>>);
+
+/// Reads a lock, its outputs into a [`Filling`] as they are parsed (see [`Table`]).
+struct Previous<'f, 'e> {
+    filling: Filling<'f>,
+    failed: &'e mut Option<std::io::Error>,
+}
+
+impl<'de, 'f> serde::de::DeserializeSeed<'de> for Previous<'f, '_> {
+    type Value = (PreviousRead<'de>, Filling<'f>);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, 'f> serde::de::Visitor<'de> for Previous<'f, '_> {
+    type Value = (PreviousRead<'de>, Filling<'f>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a lock")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        let Previous { filling, failed } = self;
+        let (mut secrets, mut inputs, mut table) = (None::<Cow<'de, str>>, None, None);
+        let mut filling = Some(filling);
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Secrets if secrets.is_none() => secrets = Some(map.next_value::<Borrowed<'de>>()?.0),
+                Field::Inputs if inputs.is_none() => inputs = Some(map.next_value::<Inputs<'de>>()?.0),
+                Field::Outputs => {
+                    let filling = filling.take().ok_or_else(|| A::Error::duplicate_field("outputs"))?;
+                    table = Some(map.next_value_seed(Table { filling, failed: &mut *failed })?);
+                }
+                Field::Secrets => return Err(A::Error::duplicate_field("secrets")),
+                Field::Inputs => return Err(A::Error::duplicate_field("inputs")),
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let secrets = secrets.ok_or_else(|| A::Error::missing_field("secrets"))?;
+        let (filling, listed) = table.ok_or_else(|| A::Error::missing_field("outputs"))?;
+        let read = PreviousRead { redacted: is_redacted(&secrets), inputs: inputs.unwrap_or_default(), outputs: Outputs::new(), listed };
+        Ok((read, filling))
+    }
+}
+
+/// A string, borrowed from the bytes where it can be.
+#[derive(Deserialize)]
+struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
 
 /// Room for the outputs a lock's outputs text lists: one per `"path"` key, and no more
 /// than a genuine entry's size allows, so a hostile text of keys alone reserves no more
 /// than one of real entries of its length would fill (a path and a 64-digit hash are
 /// over 80 bytes; a shorter entry is still read, into a table that grows).
-fn capacity_for(text: &str) -> usize {
-    memchr::memmem::find_iter(text.as_bytes(), b"\"path\"").count().min(text.len() / 80)
+pub(crate) fn capacity_for(text: &[u8]) -> usize {
+    memchr::memmem::find_iter(text, b"\"path\"").count().min(text.len() / 80)
 }
 
 /// Reads a lock's outputs into an [`Outputs`] as they are parsed; a table that cannot go
@@ -479,7 +548,8 @@ mod tests {
     }
 
     fn table_of(lock: &str) -> serde_json::Result<(Outputs, usize)> {
-        serde_json::from_str::<PreviousView<'_>>(lock)?.table(usize::MAX, &|| unreachable!("held")).unwrap()
+        let mut de = serde_json::Deserializer::from_str(lock);
+        read_previous(&mut de, usize::MAX, capacity_for(lock.as_bytes()), &|| unreachable!("held")).unwrap().map(|r| (r.outputs, r.listed))
     }
 
     #[test]
@@ -511,11 +581,11 @@ mod tests {
     #[test]
     fn the_room_made_for_outputs_is_bounded_by_the_texts_length_not_by_its_keys() {
         let genuine = format!(r#"[{{"path":"a/tools.json","sha256":"{}"}},{{"path":"b","sha256":"{}"}}]"#, "0".repeat(64), "1".repeat(64));
-        assert_eq!(capacity_for(&genuine), 2);
+        assert_eq!(capacity_for(genuine.as_bytes()), 2);
         // Entries of empty strings, one per 24 bytes: room is made for one per 80.
         let keys = format!("[{}]", vec![r#"{"path":"","sha256":""}"#; 1000].join(","));
-        assert_eq!(capacity_for(&keys), keys.len() / 80);
-        assert!(capacity_for(&keys) < 1000);
+        assert_eq!(capacity_for(keys.as_bytes()), keys.len() / 80);
+        assert!(capacity_for(keys.as_bytes()) < 1000);
         assert_eq!(table_of(&format!(r#"{{"secrets":"redact","outputs":{keys}}}"#)).unwrap().1, 1000, "all still read");
     }
 }

@@ -23,14 +23,14 @@
 //! `--out` wait for each other instead of interleaving.
 
 use super::ahead::Ahead;
-use super::known::{Known, LockView, Seen};
+use super::known::{Known, LockView, PreviousRead, Seen, capacity_for, read_previous};
 use super::memo::Making;
 use super::record::Stamp;
 use super::sink::Sink;
 use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
-use crate::disk::{self, Contents, Found, Kind, is_safe_relative};
+use crate::disk::{self, Contents, Found, Kind, Opened, is_safe_relative};
 use crate::lock::{LOCK, Pending};
 use foldhash::{HashMap, HashMapExt};
 use serde::{Deserialize, Serialize};
@@ -712,30 +712,51 @@ pub(crate) struct PreviousLock {
 
 /// The lock in `out`, its outputs table held up to `held` bytes and past that on disk, in
 /// an unnamed file in `out` (`usize::MAX`: held whatever its size, for a check, which
-/// writes nothing).
+/// writes nothing). A lock longer than `held` is parsed and hashed as it is read, not
+/// held (13 MB at 30,000 agent ids).
 pub(crate) fn previous_lock(out: &Path, held: usize) -> Result<Previous, Diagnostic> {
     // Read before the lock is, as the stat record's time is (see `record`).
     let time = super::record::now();
-    let (contents, meta) = disk::read_meta(out, LOCK, disk::MAX_BOOKKEEPING).map_err(|e| io("read", &out.join(LOCK), e))?;
+    let hold = u64::try_from(held).unwrap_or(u64::MAX);
+    let (opened, meta) = disk::read_meta_or_open(out, LOCK, disk::MAX_BOOKKEEPING, hold).map_err(|e| io("read", &out.join(LOCK), e))?;
     let stamp = meta.map(|m| Stamp::of(&m)).filter(|s| !s.racy(time));
-    let Contents::Bytes(b) = contents else {
-        return Ok(if matches!(contents, Contents::Missing) { Previous::Missing } else { Previous::Unreadable });
+    let file = || unnamed_in(out);
+    let lock = |read: PreviousRead<'_>, digest| {
+        Previous::Lock(PreviousLock {
+            digest,
+            inputs: read.inputs.len(),
+            listed: read.listed,
+            described: crate::lock::described_digest(read.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
+            redacted: read.redacted,
+            stamp,
+            outputs: read.outputs,
+        })
     };
-    // Read in place (paths and hashes borrowed from the bytes), as the record reads the
-    // new lock: at 3,000 agents it lists 9,301 outputs.
-    let Ok(l) = serde_json::from_slice::<super::known::PreviousView<'_>>(&b) else { return Ok(Previous::Unreadable) };
-    let Ok((outputs, listed)) = l.table(held, &|| unnamed_in(out)).map_err(|e| spill_failed(&e))? else {
-        return Ok(Previous::Unreadable);
-    };
-    Ok(Previous::Lock(PreviousLock {
-        digest: super::record::lock_digest(&b),
-        inputs: l.inputs.len(),
-        listed,
-        described: crate::lock::described_digest(l.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
-        redacted: l.redacted(),
-        stamp,
-        outputs,
-    }))
+    Ok(match opened {
+        Opened::Read(Contents::Missing) => Previous::Missing,
+        // Parsed in place (paths and hashes borrowed from the bytes), as the record reads
+        // the new lock: at 3,000 agents it lists 9,301 outputs.
+        Opened::Read(Contents::Bytes(b)) => {
+            let mut de = serde_json::Deserializer::from_slice(&b);
+            match read_previous(&mut de, held, capacity_for(&b), &file).map_err(|e| spill_failed(&e))? {
+                Ok(read) => lock(read, super::record::lock_digest(&b)),
+                Err(_) => Previous::Unreadable,
+            }
+        }
+        Opened::Read(_) => Previous::Unreadable,
+        Opened::File(f) => {
+            let mut hashing = crate::digest::Hashing::new(io::Read::take(&f, disk::MAX_BOOKKEEPING + 1));
+            let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, &mut hashing));
+            let read = read_previous(&mut de, held, usize::MAX, &file).map_err(|e| spill_failed(&e))?;
+            drop(de);
+            // Parsed to its end, so every byte of it was hashed (a lock grown past the
+            // bound since it was looked at is unreadable, as one found that long is).
+            match (read, hashing.finish()) {
+                (Ok(read), (digest, len)) if len <= disk::MAX_BOOKKEEPING => lock(read, digest),
+                _ => Previous::Unreadable,
+            }
+        }
+    })
 }
 
 pub(crate) use super::outputs::Outputs;
@@ -1393,6 +1414,53 @@ mod tests {
         {
             assert!(!is_staged_name(name, rel), "{name}");
         }
+    }
+
+    /// A lock longer than the write holds is parsed and hashed as it is read: the same
+    /// digest, counts and outputs as read whole, and unreadable where read whole it is.
+    #[test]
+    fn a_lock_read_as_a_stream_is_the_lock_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        let hash = |i: usize| format!("{:064x}", i * 7919);
+        let outputs: Vec<String> =
+            (0..300).rev().map(|i| format!(r#"{{"path":"context/a-{i:03}/tools.json","sha256":"{}","extra":[1]}}"#, hash(i))).collect();
+        let inputs = r#"[{"path":"claw-pod.yml","role":"pod","sha256":null},{"path":"d.json","role":"descriptor","sha256":"x"}]"#;
+        let good = format!(
+            r#"{{"version":1,"outputs":[{},{{"path":"../out","sha256":"{}"}}],"inputs":{inputs},"secrets":"redact","x":{{"y":[]}}}}"#,
+            outputs.join(",\n"),
+            hash(1)
+        );
+        let view = |p: &Previous| match p {
+            Previous::Lock(l) => {
+                let mut outputs: Vec<_> =
+                    l.outputs.iter().map(|e| e.map(|(p, i, d)| (p.into_owned(), i, d))).collect::<io::Result<_>>().unwrap();
+                outputs.sort();
+                Some((l.digest, l.inputs, l.listed, l.described, l.redacted, outputs))
+            }
+            _ => None,
+        };
+        fs::write(out.join(LOCK), &good).unwrap();
+        let whole = view(&previous_lock(out, usize::MAX).unwrap()).expect("a lock");
+        assert_eq!((whole.0, whole.1, whole.2, whole.5.len()), (crate::digest::sha256(good.as_bytes()), 2, 301, 300));
+        for held in [1, 500, good.len() - 1] {
+            assert_eq!(view(&previous_lock(out, held).unwrap()).as_ref(), Some(&whole), "held {held}");
+        }
+        let cut = &good[..good.len() - 1];
+        let unreadable = [
+            cut.to_string(),
+            format!("{good} x"),
+            good.replacen(r#""secrets":"redact""#, r#""secrets":"redact","outputs":[]"#, 1),
+            good.replacen(r#""secrets":"redact","#, "", 1),
+            good.replacen(r#""sha256":"0"#, r#""sha256":0"#, 1),
+        ];
+        for bad in unreadable {
+            fs::write(out.join(LOCK), &bad).unwrap();
+            for held in [usize::MAX, 1] {
+                assert!(matches!(previous_lock(out, held).unwrap(), Previous::Unreadable), "held {held}: {}", &bad[bad.len() - 40..]);
+            }
+        }
+        assert!(fs::read_dir(out).unwrap().count() == 1, "nothing left beside the lock");
     }
 
     /// The lock found when `--out` is opened is taken as current by its digest only while
