@@ -24,7 +24,8 @@ pub trait Sink {
     /// For each of `wanted` (an agent service and the render key of its inputs): its files
     /// as the previous compile rendered them from inputs with that key, when the sink
     /// holds them still unchanged (then they count as put, with the hashes its lock records,
-    /// and the compile does not render the service); `None` otherwise.
+    /// and the compile does not render the service); `None` otherwise. Asked about a few
+    /// thousand agent ids at a time, services in name order.
     fn reuse(&mut self, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
         vec![None; wanted.len()]
     }
@@ -59,9 +60,9 @@ pub trait Sink {
     }
 
     /// What this compile took or rendered, for the next one's [`Sink::reuse`], a part at a
-    /// time before the lock is put: the services taken from the tree (`taken`) in one part,
-    /// before any rendered, then each batch rendered, the services of each after those of
-    /// the batch before in name order.
+    /// time before the lock is put: the services of each call to [`Sink::reuse`] taken from
+    /// the tree (`taken`), then each batch of them rendered. Of either kind, the services
+    /// of a part come after those of the part before in name order.
     fn remember(&mut self, _part: Memo, _taken: bool) {}
 
     /// The digest of the descriptors this compile read ([`crate::lock::described_digest`]),

@@ -71,20 +71,57 @@ pub(crate) fn project<'a>(
     let ids = |s: &str| pod.services[s].claw.as_ref().map_or(0, |c| c.count.max(1) as usize);
     let agent_ids: usize = services.iter().map(|(s, _)| ids(s)).sum();
     let threads = if agent_ids < PARALLEL_MIN_AGENTS { 1 } else { threads };
-    // Asked once for every service, so what the sink looks at is looked at in one pass.
-    let names: Vec<&'a str> = services.iter().map(|(s, _)| s.as_str()).collect();
-    let reused: Vec<bool> = take.reused(&names);
-    let mut reused = reused.into_iter();
-    let mut rest = &services[..];
-    while !rest.is_empty() {
+    // Asked for many services at once, so what the sink looks at is looked at on every
+    // core; [`REUSE_AGENTS`] at a time, so what it hands back (every file of the services
+    // taken) is bounded.
+    for chunk in by_agents(&services, REUSE_AGENTS, &ids) {
+        let names: Vec<&'a str> = chunk.iter().map(|(s, _)| s.as_str()).collect();
+        let reused = take.reused(&names);
+        project_chunk(pod, reg, natives, skills, sources, threads, take, chunk, reused, &ids);
+    }
+}
+
+/// How many agent ids [`project`] asks the sink about at once (a service is never split).
+pub(crate) const REUSE_AGENTS: usize = 4096;
+
+/// `services` in runs of about `most` agent ids each (`ids` of a service), in order; a
+/// service is never split, so a run may hold more.
+fn by_agents<'s, 'n, T>(
+    services: &'s [(&'n String, T)],
+    most: usize,
+    ids: impl Fn(&str) -> usize,
+) -> impl Iterator<Item = &'s [(&'n String, T)]> {
+    let mut rest = services;
+    std::iter::from_fn(move || {
         let mut count = 0;
         let mut held = 0;
-        while count < rest.len() && (count == 0 || held + ids(rest[count].0) <= BATCH_AGENTS) {
+        while count < rest.len() && (count == 0 || held + ids(rest[count].0) <= most) {
             held += ids(rest[count].0);
             count += 1;
         }
-        let (batch, tail) = rest.split_at(count);
+        let (run, tail) = rest.split_at(count);
         rest = tail;
+        (!run.is_empty()).then_some(run)
+    })
+}
+
+/// Renders, a batch of about [`BATCH_AGENTS`] agent ids at a time, the services of
+/// `chunk` not `reused`, handing each batch to `take`.
+#[expect(clippy::too_many_arguments, reason = "project's own inputs, passed on")]
+fn project_chunk<'a>(
+    pod: &'a Pod,
+    reg: &'a Registry,
+    natives: &'a BTreeMap<String, NativePlan>,
+    skills: &'a BTreeMap<String, Vec<crate::skill::carried::Judged>>,
+    sources: &SourceMap,
+    threads: usize,
+    take: &mut dyn Take<'a>,
+    chunk: &[(&'a String, &'a Plan)],
+    reused: Vec<bool>,
+    ids: impl Fn(&str) -> usize,
+) {
+    let mut reused = reused.into_iter();
+    for batch in by_agents(chunk, BATCH_AGENTS, &ids) {
         let mut render = Vec::with_capacity(batch.len());
         for (&(service, plan), reused) in batch.iter().zip(reused.by_ref()) {
             if !reused {
@@ -237,4 +274,20 @@ pub(crate) fn inline(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn services_go_in_runs_of_about_so_many_agent_ids_in_order_none_split() {
+        let names: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+        let counts = [3, 1, 1, 9, 2, 2, 2, 1, 0, 4];
+        let services: Vec<(&String, usize)> = names.iter().zip(counts).collect();
+        let ids = |s: &str| services.iter().find(|(n, _)| *n == s).map_or(0, |(_, c)| *c);
+        let runs: Vec<Vec<usize>> = by_agents(&services, 4, ids).map(|run| run.iter().map(|(_, c)| *c).collect()).collect();
+        assert_eq!(runs, [vec![3, 1], vec![1], vec![9], vec![2, 2], vec![2, 1, 0], vec![4]]);
+        assert_eq!(by_agents(&services[..0], 4, ids).count(), 0);
+    }
 }
