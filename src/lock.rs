@@ -13,6 +13,7 @@ use crate::describe::ServiceDescriptor;
 use crate::digest::sha256_hex;
 use crate::disk;
 use crate::grant::SecretMode;
+use crate::output::record::Stamps;
 use crate::pod::env::Env;
 use crate::source::record::InputEntry;
 use crate::sourcemap::SourceMap;

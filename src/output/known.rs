@@ -18,7 +18,7 @@
 //! for), so the next write may take the directories in them as real without an `lstat`.
 
 use super::outputs::Filling;
-use super::record::{self, Record, Stamp};
+use super::record::{self, Stamp, Stamps};
 use super::write::{Outputs, PreviousLock};
 use crate::artifact::{Artifact, ArtifactSet};
 use crate::lock::LOCK;
@@ -34,7 +34,7 @@ use std::sync::Arc;
 pub(crate) struct Known {
     /// The record bound to the previous lock, if there is a whole one (and both locks are
     /// redacted).
-    vouched: Option<Record>,
+    vouched: Option<record::OnDisk>,
     /// Where the record of this `--out` is kept (`None`: no record is read or written).
     at: Option<PathBuf>,
     /// The directories holding the previous lock's outputs' directories (sorted), each
