@@ -191,7 +191,7 @@ mod tests {
             redacted: true,
             records: Some(records.to_path_buf()),
             untrusted: Vec::new(),
-            held: crate::lock::HELD,
+            held: crate::output::write::PREVIOUS_HELD,
         }
     }
 

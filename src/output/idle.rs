@@ -35,7 +35,7 @@ impl Idle {
             redacted,
             records: opts.records.map(Path::to_path_buf),
             untrusted: opts.untrusted.iter().map(|p| p.to_path_buf()).collect(),
-            held: opts.held(),
+            held: opts.previous_held(),
         };
         let read = read_unlocked(&target)?;
         Some(Idle { tree, read })

@@ -327,7 +327,7 @@ impl Known {
             && meta.permissions().mode() & 0o777 == a.mode()
             && old.is_some()
             && old == crate::digest::from_hex(sha256)
-            && self.vouches_stamp(previous, rel, &Stamp::of(meta)))
+            && self.vouches_output(i, &Stamp::of(meta)))
         .then_some(i)
     }
 
@@ -335,7 +335,7 @@ impl Known {
     /// is the file with bits `mode` whose SHA-256 the previous lock's `outputs` records, by
     /// the record, without reading it.
     pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, mode: u32, found: (u32, &Stamp)) -> bool {
-        found.0 & 0o777 == mode && previous.get(rel).is_some_and(|(_, old)| old.is_some()) && self.vouches_stamp(previous, rel, found.1)
+        found.0 & 0o777 == mode && matches!(previous.get(rel), Some((i, Some(_))) if self.vouches_output(i, found.1))
     }
 
     /// Whether `f`, found by `walk`, still is the file the previous compile recorded (by
@@ -345,10 +345,9 @@ impl Known {
         self.vouches_recorded(previous, &f.path, f.mode, (st.st_mode, &Stamp::of_stat(&st)))
     }
 
-    /// Whether the record vouches that `rel`, now stamped `stamp`, is as the previous
-    /// compile left it.
-    fn vouches_stamp(&self, previous: &Outputs, rel: &str, stamp: &Stamp) -> bool {
-        let Some((i, _)) = previous.get(rel) else { return false };
+    /// Whether the record vouches that output `i` of the previous lock, now stamped
+    /// `stamp`, is as the previous compile left it.
+    fn vouches_output(&self, i: usize, stamp: &Stamp) -> bool {
         self.vouched.as_ref().is_some_and(|r| r.vouches_output(i, stamp))
     }
 

@@ -76,7 +76,7 @@ const KEPT: usize = 8;
 struct Paged {
     run: Runs<PAYLOAD>,
     index: Vec<(Box<str>, u64)>,
-    kept: Mutex<Vec<(usize, Arc<Block>)>>,
+    kept: Mutex<Vec<(usize, Block)>>,
 }
 
 impl std::fmt::Debug for Paged {
@@ -183,24 +183,29 @@ impl Held {
 impl Paged {
     /// Output `path`'s index and hash: from the block its path falls in, read unless kept.
     fn get(&self, path: &str) -> io::Result<Option<(usize, Option<[u8; 32]>)>> {
-        let Some(b) = self.index.partition_point(|(first, _)| **first <= *path).checked_sub(1) else { return Ok(None) };
-        Ok(self.block(b)?.find(path).map(|payload| unpack(&payload)))
-    }
-
-    /// Block `b`: one kept, or read (and kept in place of the one looked at longest ago).
-    fn block(&self, b: usize) -> io::Result<Arc<Block>> {
         let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(at) = kept.iter().position(|(k, _)| *k == b) {
-            let found = kept.remove(at);
-            kept.insert(0, found.clone());
-            return Ok(found.1);
-        }
+        // The lookups come clustered: the block of one a moment ago holds most.
+        let b = match kept.iter().position(|(b, _)| self.holds(*b, path)) {
+            Some(at) => {
+                let found = kept.remove(at);
+                kept.insert(0, found);
+                return Ok(kept[0].1.find(path).map(|payload| unpack(&payload)));
+            }
+            None => self.index.partition_point(|(first, _)| **first <= *path).checked_sub(1),
+        };
+        let Some(b) = b else { return Ok(None) };
         let end = self.index.get(b + 1).map_or(self.run.end(), |(_, at)| *at);
         let bytes = self.run.read(self.index[b].1, end)?;
-        let block = Arc::new(Block::of(bytes).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a block of the table is torn"))?);
+        let block = Block::of(bytes).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a block of the table is torn"))?;
+        let found = block.find(path).map(|payload| unpack(&payload));
         kept.truncate(KEPT - 1);
-        kept.insert(0, (b, block.clone()));
-        Ok(block)
+        kept.insert(0, (b, block));
+        Ok(found)
+    }
+
+    /// Whether `path` falls in block `b`: at or after its first path, before the next's.
+    fn holds(&self, b: usize, path: &str) -> bool {
+        *self.index[b].0 <= *path && self.index.get(b + 1).is_none_or(|(next, _)| *path < **next)
     }
 }
 
@@ -217,14 +222,18 @@ impl Block {
         Some(Block { bytes, starts })
     }
 
-    /// The entry starting at `at` (checked whole when the block was read).
-    fn entry_at(&self, at: u32) -> (&str, [u8; PAYLOAD]) {
-        crate::runs::entries::<PAYLOAD>(&self.bytes[at as usize..]).next().flatten().expect("checked when read")
+    /// The path (as bytes: it was checked to be UTF-8 when the block was read, and byte
+    /// order is `str`'s) and payload of the entry starting at `at`.
+    fn entry_at(&self, at: u32) -> (&[u8], [u8; PAYLOAD]) {
+        let at = at as usize;
+        let len = u32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let (path, rest) = self.bytes[at + 4..].split_at(len);
+        (path, rest[..PAYLOAD].try_into().expect("checked when read"))
     }
 
     /// The payload of `path`, if the block lists it.
     fn find(&self, path: &str) -> Option<[u8; PAYLOAD]> {
-        let i = self.starts.binary_search_by(|&at| self.entry_at(at).0.cmp(path)).ok()?;
+        let i = self.starts.binary_search_by(|&at| self.entry_at(at).0.cmp(path.as_bytes())).ok()?;
         Some(self.entry_at(self.starts[i]).1)
     }
 }

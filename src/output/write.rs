@@ -222,7 +222,20 @@ impl WriteOptions<'_> {
     pub(crate) fn held(&self) -> usize {
         if self.held == 0 { crate::lock::HELD } else { self.held }
     }
+
+    /// How long a previous lock is read whole, and how much of its outputs table is held:
+    /// [`WriteOptions::held`], by default [`PREVIOUS_HELD`].
+    pub(crate) fn previous_held(&self) -> usize {
+        if self.held == 0 { PREVIOUS_HELD } else { self.held }
+    }
 }
+
+/// The default of [`WriteOptions::previous_held`]: 4 MiB, a lock of about 9,000 agent ids.
+/// Below it a recompile reads the previous lock as it always did (parsed in place, looked
+/// up in a hash table); past it, streamed and paged, each a little slower (parsing a file
+/// as it is read is about three times slower than parsing its bytes, and a lookup reads a
+/// block), so a pod of a few thousand agent ids pays none of it.
+pub(crate) const PREVIOUS_HELD: usize = 4 << 20;
 
 /// Writes `artifacts` (which include `clawc.lock`) into `out`. `secrets` are the
 /// resolved token values (stale files holding inline tokens are hashed masked, as the lock
@@ -323,7 +336,7 @@ impl<'o> Writer<'o> {
                 redacted: self.redacted,
                 records: self.opts.records.map(Path::to_path_buf),
                 untrusted: self.opts.untrusted.iter().map(|p| p.to_path_buf()).collect(),
-                held: self.opts.held(),
+                held: self.opts.previous_held(),
             };
             self.ahead = Some(Ahead::start(target));
         }
@@ -380,7 +393,7 @@ impl<'o> Writer<'o> {
             remove_made(&made);
             return Err(d);
         }
-        let (flock, previous) = match lock_and_recover(self.out, self.held()) {
+        let (flock, previous) = match lock_and_recover(self.out, self.opts.previous_held()) {
             Ok(found) => found,
             Err(d) => {
                 remove_made(&made);
