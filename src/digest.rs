@@ -74,28 +74,6 @@ impl std::hash::Hasher for Feed {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_hex_clawc_writes_is_a_digest() {
-        let d = sha256(b"x");
-        assert_eq!(from_hex(&sha256_hex(b"x")), Some(d));
-        assert_eq!(hex_into(&d, &mut [0; 64]), sha256_hex(b"x"));
-        for not in [
-            sha256_hex(b"x").to_uppercase(),
-            sha256_hex(b"x")[1..].to_string(),
-            format!("{} ", sha256_hex(b"x")),
-            String::new(),
-            "g".repeat(64),
-            format!("{}é", &sha256_hex(b"x")[..62]),
-        ] {
-            assert_eq!(from_hex(&not), None, "{not:?}");
-        }
-    }
-}
-
 /// A reader that hashes (SHA-256) and counts what is read through it: a file's digest
 /// taken as it is parsed, not from a copy of its bytes.
 pub(crate) struct Hashing<R> {
@@ -121,5 +99,27 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
         self.hash.update(&b[..n]);
         self.len += n as u64;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hex_clawc_writes_is_a_digest() {
+        let d = sha256(b"x");
+        assert_eq!(from_hex(&sha256_hex(b"x")), Some(d));
+        assert_eq!(hex_into(&d, &mut [0; 64]), sha256_hex(b"x"));
+        for not in [
+            sha256_hex(b"x").to_uppercase(),
+            sha256_hex(b"x")[1..].to_string(),
+            format!("{} ", sha256_hex(b"x")),
+            String::new(),
+            "g".repeat(64),
+            format!("{}é", &sha256_hex(b"x")[..62]),
+        ] {
+            assert_eq!(from_hex(&not), None, "{not:?}");
+        }
     }
 }

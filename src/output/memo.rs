@@ -83,7 +83,7 @@ impl Stored {
         }
         let Summing { inner, crc, at } = r;
         let mut sum = [0; 4];
-        (&file).read_exact_at(&mut sum, body).ok()?;
+        file.read_exact_at(&mut sum, body).ok()?;
         // Nothing after the last service, and the sum of all before it.
         (at == body && inner.buffer().is_empty() && crc.finalize().to_le_bytes() == sum)
             .then(|| (Stored { file, services }, Seal { len, sum: u32::from_le_bytes(sum) }))

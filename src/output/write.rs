@@ -800,7 +800,7 @@ impl Kept {
 
     /// The outputs of `previous` not put again (the lock aside): path and SHA-256, in path
     /// order.
-    pub(crate) fn stale<'p>(&self, previous: &'p Outputs) -> io::Result<Vec<(Cow<'p, str>, Option<[u8; 32]>)>> {
+    pub(crate) fn stale<'p>(&self, previous: &'p Outputs) -> io::Result<Vec<Stale<'p>>> {
         let mut stale = Vec::new();
         for entry in previous.iter() {
             let (rel, i, hash) = entry?;
@@ -817,6 +817,9 @@ impl Kept {
         Ok(stale)
     }
 }
+
+/// An output of the previous lock not put again: its path and SHA-256.
+pub(crate) type Stale<'p> = (Cow<'p, str>, Option<[u8; 32]>);
 
 /// No outputs: what an `--out` without a lock holds of clawc's.
 pub(crate) static NONE: std::sync::LazyLock<Outputs> = std::sync::LazyLock::new(Outputs::new);

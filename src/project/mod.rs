@@ -77,7 +77,7 @@ pub(crate) fn project<'a>(
     for chunk in by_agents(&services, REUSE_AGENTS, &ids) {
         let names: Vec<&'a str> = chunk.iter().map(|(s, _)| s.as_str()).collect();
         let reused = take.reused(&names);
-        project_chunk(pod, reg, natives, skills, sources, threads, take, chunk, reused, &ids);
+        project_chunk(pod, reg, natives, skills, sources, threads, take, chunk, reused, ids);
     }
 }
 
