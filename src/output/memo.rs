@@ -41,7 +41,7 @@ pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
 }
 
 /// A memo as stored: each service's key and where its files are in the file, which is
-/// kept open; a service's files are read when it is taken.
+/// kept open; a service's files are read when asked for.
 #[derive(Debug)]
 pub(crate) struct Stored {
     file: std::fs::File,

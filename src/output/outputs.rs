@@ -59,7 +59,7 @@ struct Entry {
 }
 
 /// What a held entry takes besides its path's bytes: the entry, its slot in the hash
-/// table, the shared path's counts.
+/// table, its path's allocation.
 const HELD_ENTRY: usize = std::mem::size_of::<Entry>() + 8 + 2 * std::mem::size_of::<usize>();
 
 /// An entry on disk: its index in the lock (little-endian), 1 if it has a hash, the hash.
@@ -67,9 +67,9 @@ const PAYLOAD: usize = 4 + 1 + 32;
 
 /// How many entries a block of the table on disk holds (about 3 KiB of them), and so how
 /// many paths of it the sparse index leaves on disk for each it holds.
-pub(crate) const BLOCK: usize = 32;
+const BLOCK: usize = 32;
 
-/// How many blocks are kept read (each lookup's, latest first).
+/// How many blocks are kept read (those looked up last, the latest first).
 const KEPT: usize = 8;
 
 /// The table on disk: one sorted run, its sparse index, the blocks read last.

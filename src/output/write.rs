@@ -80,6 +80,13 @@ fn unnamed_in(out: &Path) -> io::Result<fs::File> {
     tempfile::tempfile_in(out)
 }
 
+const TABLE_UNREADABLE: &str = "the previous lock's table of outputs could not be read back";
+
+/// The previous lock's table of outputs, on disk, could not be read back.
+fn unreadable_table() -> Diagnostic {
+    spill_failed(&io::Error::other(TABLE_UNREADABLE))
+}
+
 /// The list of outputs could not be written out as a sorted run (see [`Sink::spill`]).
 pub(crate) fn spill_failed(e: &io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO, format!("cannot keep the list of outputs in an unnamed file in the output directory: {e}"))
@@ -812,7 +819,7 @@ impl Kept {
         // A lookup that found the table on disk unreadable took a kept file for one not
         // listed: the stale files cannot be told.
         if previous.failed() {
-            return Err(io::Error::other("the previous lock's table of outputs could not be read back"));
+            return Err(io::Error::other(TABLE_UNREADABLE));
         }
         Ok(stale)
     }
@@ -906,6 +913,8 @@ impl Open {
                     Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
                     Found::File(_) if same_bytes(out, rel, a) => {}
                     Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+                    // A table on disk that could not be read back cannot tell whose it is.
+                    Found::File(_) | Found::Other(_) if previous.is_some_and(Outputs::failed) => return Err(unreadable_table()),
                     Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
                 }
                 self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256);
