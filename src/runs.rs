@@ -172,6 +172,45 @@ fn torn(e: io::Error) -> io::Error {
     }
 }
 
+/// The few blocks of a file read last, the latest first, each by its number: lookups
+/// that come clustered find their block here without reading it again.
+#[derive(Debug)]
+pub(crate) struct Recent<T> {
+    kept: std::sync::Mutex<Vec<(usize, std::sync::Arc<T>)>>,
+}
+
+/// How many blocks a [`Recent`] keeps.
+const RECENT: usize = 8;
+
+impl<T> Default for Recent<T> {
+    fn default() -> Self {
+        Recent { kept: std::sync::Mutex::new(Vec::with_capacity(RECENT)) }
+    }
+}
+
+impl<T> Recent<T> {
+    /// The kept block whose number `holds` picks, made the latest; else block `which()`
+    /// (`None`: no block) made by `read` and kept in place of the one used longest ago.
+    pub(crate) fn get(
+        &self,
+        holds: impl Fn(usize) -> bool,
+        which: impl FnOnce() -> Option<usize>,
+        read: impl FnOnce(usize) -> io::Result<T>,
+    ) -> io::Result<Option<std::sync::Arc<T>>> {
+        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = kept.iter().position(|(b, _)| holds(*b)) {
+            let found = kept.remove(at);
+            kept.insert(0, found);
+            return Ok(Some(kept[0].1.clone()));
+        }
+        let Some(b) = which() else { return Ok(None) };
+        let block = std::sync::Arc::new(read(b)?);
+        kept.truncate(RECENT - 1);
+        kept.insert(0, (b, block.clone()));
+        Ok(Some(block))
+    }
+}
+
 /// The entries of a block of a run ([`Runs::read`]) in order: each one's path and
 /// payload, or `None` (then nothing more) where the bytes are not whole entries.
 pub(crate) fn entries<const N: usize>(mut b: &[u8]) -> impl Iterator<Item = Option<(&str, [u8; N])>> {

@@ -13,6 +13,7 @@
 //! a write uses it: `--check` always renders, so a committed tree is always compared with
 //! what the inputs make now.
 
+use super::record::Checked;
 use crate::artifact::{Memo, Recorded};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -304,32 +305,6 @@ pub(crate) fn store(path: &Path, lock: &[u8; 32], made: &Making, previous: Optio
         w.inner.write_all(&sum.to_le_bytes())?;
         w.inner.flush()
     });
-}
-
-/// A writer that counts and checksums (CRC-32) what passes through it.
-struct Checked<W> {
-    inner: W,
-    crc: crc32fast::Hasher,
-    len: usize,
-}
-
-impl<W: Write> Checked<W> {
-    fn new(inner: W) -> Self {
-        Checked { inner, crc: crc32fast::Hasher::new(), len: 0 }
-    }
-}
-
-impl<W: Write> Write for Checked<W> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(b)?;
-        self.crc.update(&b[..n]);
-        self.len += n;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 /// Magic, the lock's digest, the count of services; per service its name, key and files

@@ -17,8 +17,8 @@ use hashbrown::HashTable;
 use std::borrow::Cow;
 use std::hash::BuildHasher;
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 /// A lock's outputs: path → (its index in the lock, SHA-256). The hash is 32 bytes, not
 /// 64 hex digits; `None` when the lock's is not 64 lower-case hex digits, so that no file
@@ -69,14 +69,11 @@ const PAYLOAD: usize = 4 + 1 + 32;
 /// many paths of it the sparse index leaves on disk for each it holds.
 const BLOCK: usize = 32;
 
-/// How many blocks are kept read (those looked up last, the latest first).
-const KEPT: usize = 8;
-
 /// The table on disk: one sorted run, its sparse index, the blocks read last.
 struct Paged {
     run: Runs<PAYLOAD>,
     index: Vec<(Box<str>, u64)>,
-    kept: Mutex<Vec<(usize, Block)>>,
+    kept: crate::runs::Recent<Block>,
 }
 
 impl std::fmt::Debug for Paged {
@@ -181,26 +178,19 @@ impl Held {
 }
 
 impl Paged {
-    /// Output `path`'s index and hash: from the block its path falls in, read unless kept.
+    /// Output `path`'s index and hash: from the block its path falls in, read unless kept
+    /// (the lookups come clustered: the block of one a moment ago holds most).
     fn get(&self, path: &str) -> io::Result<Option<(usize, Option<[u8; 32]>)>> {
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The lookups come clustered: the block of one a moment ago holds most.
-        let b = match kept.iter().position(|(b, _)| self.holds(*b, path)) {
-            Some(at) => {
-                let found = kept.remove(at);
-                kept.insert(0, found);
-                return Ok(kept[0].1.find(path).map(|payload| unpack(&payload)));
-            }
-            None => self.index.partition_point(|(first, _)| **first <= *path).checked_sub(1),
-        };
-        let Some(b) = b else { return Ok(None) };
-        let end = self.index.get(b + 1).map_or(self.run.end(), |(_, at)| *at);
-        let bytes = self.run.read(self.index[b].1, end)?;
-        let block = Block::of(bytes).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a block of the table is torn"))?;
-        let found = block.find(path).map(|payload| unpack(&payload));
-        kept.truncate(KEPT - 1);
-        kept.insert(0, (b, block));
-        Ok(found)
+        let block = self.kept.get(
+            |b| self.holds(b, path),
+            || self.index.partition_point(|(first, _)| **first <= *path).checked_sub(1),
+            |b| {
+                let end = self.index.get(b + 1).map_or(self.run.end(), |(_, at)| *at);
+                let bytes = self.run.read(self.index[b].1, end)?;
+                Block::of(bytes).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a block of the table is torn"))
+            },
+        )?;
+        Ok(block.and_then(|b| b.find(path)).map(|payload| unpack(&payload)))
     }
 
     /// Whether `path` falls in block `b`: at or after its first path, before the next's.
@@ -300,10 +290,7 @@ impl<'f> Filling<'f> {
         let listed = listing.finish();
         let mut run = Runs::new((self.file)()?);
         let index = run.push_indexed(listed.iter(), BLOCK)?;
-        Ok(Outputs {
-            table: Table::Paged(Paged { run, index, kept: Mutex::new(Vec::with_capacity(KEPT)) }),
-            failed: AtomicBool::new(false),
-        })
+        Ok(Outputs { table: Table::Paged(Paged { run, index, kept: Default::default() }), failed: AtomicBool::new(false) })
     }
 }
 

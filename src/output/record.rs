@@ -276,13 +276,11 @@ pub(crate) struct OnDisk {
     header: [u8; HEADER],
     counts: (usize, usize, usize),
     /// The blocks read last, latest first.
-    kept: std::sync::Mutex<Vec<(usize, std::sync::Arc<[u8]>)>>,
+    kept: crate::runs::Recent<Vec<u8>>,
 }
 
-/// How many entries a block of an [`OnDisk`] record holds (3.6 KB), and how many blocks
-/// are kept read.
+/// How many entries a block of an [`OnDisk`] record holds (3.6 KB).
 const BLOCK: usize = 64;
-const KEPT: usize = 8;
 
 impl OnDisk {
     /// The record in `file` (`len` bytes) if it is whole, its copy of the lock passed over:
@@ -292,24 +290,18 @@ impl OnDisk {
         let mut header = [0; HEADER];
         file.read_exact_at(&mut header, 0).ok()?;
         let counts = counts_of(&header, len)?;
-        let mut crc = crc32fast::Hasher::new();
-        let mut r = std::io::BufReader::with_capacity(64 << 10, (&file).take((len - TRAILER) as u64));
-        loop {
-            let n = {
-                let b = std::io::BufRead::fill_buf(&mut r).ok()?;
-                crc.update(b);
-                b.len()
-            };
-            if n == 0 {
-                break;
-            }
-            std::io::BufRead::consume(&mut r, n);
-        }
+        let mut summed = Checked::new(std::io::sink());
+        std::io::copy(&mut (&file).take((len - TRAILER) as u64), &mut summed).ok()?;
         let mut sum = [0; TRAILER];
         file.read_exact_at(&mut sum, (len - TRAILER) as u64).ok()?;
         // Nothing after it (a file that grew since its size was read is not this record).
         let whole = file.read_at(&mut [0], len as u64).ok()? == 0;
-        (crc.finalize().to_le_bytes() == sum && whole).then(|| OnDisk { file, header, counts, kept: Default::default() })
+        (summed.len == len - TRAILER && summed.crc.finalize().to_le_bytes() == sum && whole).then(|| OnDisk {
+            file,
+            header,
+            counts,
+            kept: Default::default(),
+        })
     }
 
     /// Whether this is the record of a lock with that digest and these counts.
@@ -318,22 +310,16 @@ impl OnDisk {
     }
 
     /// Block `b` of its entries: one kept, or read.
-    fn block(&self, b: usize) -> Option<std::sync::Arc<[u8]>> {
+    fn block(&self, b: usize) -> Option<std::sync::Arc<Vec<u8>>> {
         use std::os::unix::fs::FileExt;
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(at) = kept.iter().position(|(k, _)| *k == b) {
-            let found = kept.remove(at);
-            kept.insert(0, found.clone());
-            return Some(found.1);
-        }
-        let (inputs, outputs, dirs) = self.counts;
-        let entries = (inputs + outputs + dirs + 1).saturating_sub(b * BLOCK).min(BLOCK);
-        let mut bytes = vec![0; entries * ENTRY];
-        self.file.read_exact_at(&mut bytes, (HEADER + b * BLOCK * ENTRY) as u64).ok()?;
-        let block: std::sync::Arc<[u8]> = bytes.into();
-        kept.truncate(KEPT - 1);
-        kept.insert(0, (b, block.clone()));
-        Some(block)
+        let read = |b: usize| {
+            let (inputs, outputs, dirs) = self.counts;
+            let entries = (inputs + outputs + dirs + 1).saturating_sub(b * BLOCK).min(BLOCK);
+            let mut bytes = vec![0; entries * ENTRY];
+            self.file.read_exact_at(&mut bytes, (HEADER + b * BLOCK * ENTRY) as u64)?;
+            Ok(bytes)
+        };
+        self.kept.get(|k| k == b, || Some(b), read).ok().flatten()
     }
 }
 
@@ -352,6 +338,33 @@ impl Stamps for OnDisk {
         let block = self.block(n / BLOCK)?;
         let e = block.get(n % BLOCK * ENTRY..(n % BLOCK + 1) * ENTRY)?;
         (e[0] <= 1).then(|| decode_entry(e)).flatten()
+    }
+}
+
+/// A writer that counts and checksums (CRC-32) what passes through it: the memo as it is
+/// stored, a record or a memo as it is read back.
+pub(crate) struct Checked<W> {
+    pub(crate) inner: W,
+    pub(crate) crc: crc32fast::Hasher,
+    pub(crate) len: usize,
+}
+
+impl<W: std::io::Write> Checked<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Checked { inner, crc: crc32fast::Hasher::new(), len: 0 }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Checked<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.crc.update(&b[..n]);
+        self.len += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
