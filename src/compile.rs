@@ -5,7 +5,7 @@
 //! read pod + .env ─► parse ─► expand ─► [read descriptors] ─► describe ─► register ─► grant ─► project ─► scan
 //! ```
 
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Streamed, Taken};
 use crate::describe::Described;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grant::SecretMode;
@@ -678,6 +678,21 @@ impl<'s> Stream<'s> {
         paths
     }
 
+    /// Puts one file made as it is written, listed with its digest.
+    fn put_streamed(&mut self, path: Arc<str>, file: Streamed<'_>) {
+        self.list(Arc::clone(&path), file.digest);
+        if self.failed.is_none()
+            && let Err(d) = self.sink.put_streamed(path, file)
+        {
+            self.failed = Some(d);
+        }
+    }
+
+    /// Stops putting, with `d` (unless the sink already failed).
+    fn fail(&mut self, d: Diagnostic) {
+        self.failed.get_or_insert(d);
+    }
+
     fn put_hashed(&mut self, batch: Vec<Output>) {
         if self.failed.is_none()
             && let Err(d) = self.sink.put(batch)
@@ -744,14 +759,35 @@ pub(crate) fn build(
     // none (only leaks, which are errors), so it is put first, before the list of what is
     // put and the memo have grown (made last, its 3.4 MB at 30,000 agent ids were the
     // largest block at the peak). It holds no token in either mode; scan it on its own.
+    // Past the sink's budget (a pod of about 10,000 agent ids) it is never held: made once
+    // to be scanned and hashed, and again only where the sink writes it.
     let warnings: Vec<Diagnostic> = diags.sorted_clone(sources).warnings().cloned().collect();
-    let report = index.index(&pod, &registry, &plans, sources, &warnings);
-    let report_leaks = secrets::scan_files([(project::REPORT, &report[..])], &secrets, sources, pod.file);
-    diags.extend(report_leaks.into_iter().filter(Diagnostic::is_error));
+    let report = index.index(&pod, &registry, &plans, sources, &warnings, stream.sink.held());
+    let mut scan = secrets::Scanning::new(&secrets);
+    let looked = match &report {
+        project::index::Index::Held(bytes) => {
+            scan.feed(bytes);
+            Ok(None)
+        }
+        project::index::Index::Streamed(_) => look(&report, &mut scan).map(Some),
+    };
+    diags.extend(scan.leaks(project::REPORT, &secrets, sources, pod.file));
     if diags.has_errors() {
         return None;
     }
-    stream.put(vec![(project::REPORT.to_string(), Artifact { bytes: report, secret: false, executable: false })], &secrets, 1);
+    match (report, looked) {
+        (project::index::Index::Held(bytes), _) => {
+            stream.put(vec![(project::REPORT.to_string(), Artifact { bytes, secret: false, executable: false })], &secrets, 1);
+        }
+        (report, Ok(Some((digest, len)))) => {
+            stream.put_streamed(project::REPORT.into(), Streamed { digest, len, write: &|w| report.write(w) });
+        }
+        // (Only rendering can fail a streamed index's making into a hash and a scan.)
+        (_, looked) => {
+            let why = looked.err().map_or_else(String::new, |e| format!(": {e}"));
+            stream.fail(Diagnostic::error(crate::diag::catalogue::output::IO, format!("cannot make `{}`{why}", project::REPORT)));
+        }
+    }
     let mut take = Projecting {
         pod: &pod,
         registry: &registry,
@@ -773,6 +809,13 @@ pub(crate) fn build(
     }
     let outputs = std::mem::replace(&mut stream.outputs, crate::lock::Listing::new(usize::MAX)).finish();
     Some(Core { outputs, secret: stream.secret, secrets, analysis: Analysis { pod, registry, plans, native, skills } })
+}
+
+/// Makes `report` once through `scan`, hashing it: its digest and length.
+fn look(report: &project::index::Index<'_>, scan: &mut secrets::Scanning) -> std::io::Result<([u8; 32], u64)> {
+    let mut through = std::io::BufWriter::with_capacity(crate::artifact::STREAMED_BUFFER, crate::digest::Hashing::new(scan));
+    report.write(&mut through)?;
+    Ok(through.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish())
 }
 
 /// What the projection's batches go through: the leak scan (projection runs redacted,

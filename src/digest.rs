@@ -74,15 +74,15 @@ impl std::hash::Hasher for Feed {
     }
 }
 
-/// A reader that hashes (SHA-256) and counts what is read through it: a file's digest
-/// taken as it is parsed, not from a copy of its bytes.
+/// A reader or writer that hashes (SHA-256) and counts what passes through it: a file's
+/// digest taken as it is parsed or written, not from a copy of its bytes.
 pub(crate) struct Hashing<R> {
     inner: R,
     hash: Sha256,
     len: u64,
 }
 
-impl<R: std::io::Read> Hashing<R> {
+impl<R> Hashing<R> {
     pub(crate) fn new(inner: R) -> Self {
         Hashing { inner, hash: Sha256::new(), len: 0 }
     }
@@ -99,6 +99,21 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
         self.hash.update(&b[..n]);
         self.len += n as u64;
         Ok(n)
+    }
+}
+
+/// Each update of the hash costs more than a copy: a writer of small pieces goes through
+/// a buffer first.
+impl<W: std::io::Write> std::io::Write for Hashing<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.hash.update(&b[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

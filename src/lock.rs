@@ -425,21 +425,6 @@ enum Form {
     Whole(Arc<[u8]>),
 }
 
-/// Writes into its writer and a hash.
-struct Tee<'w, W>(&'w mut W, sha2::Sha256);
-
-impl<W: std::io::Write> std::io::Write for Tee<'_, W> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        use sha2::Digest;
-        let n = self.0.write(b)?;
-        self.1.update(&b[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
-
 /// The buffer a lock is written through: its outputs go in small pieces (five a path).
 const BUFFER: usize = 256 * 1024;
 
@@ -502,11 +487,9 @@ impl Pending {
     /// Writes its bytes into `w` and into a hash at once, a buffer at a time (the outputs go
     /// in small pieces, and each update of the hash costs more than a copy): its digest.
     fn through_hash(&self, w: &mut impl std::io::Write) -> std::io::Result<[u8; 32]> {
-        use sha2::Digest;
-        let mut tee = std::io::BufWriter::with_capacity(BUFFER, Tee(w, sha2::Sha256::new()));
+        let mut tee = std::io::BufWriter::with_capacity(BUFFER, crate::digest::Hashing::new(w));
         self.write_to(&mut tee)?;
-        let Tee(_, hash) = tee.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        Ok(hash.finalize().into())
+        Ok(tee.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish().0)
     }
 
     /// How many bytes it is (`u64::MAX` when its outputs cannot be read back from disk:

@@ -145,8 +145,21 @@ pub(crate) fn scan_files<'a>(
     pod: FileId,
 ) -> Vec<Diagnostic> {
     let (mut diags, hits) = find(files, secrets);
-    let origins = if hits.is_empty() { BTreeMap::new() } else { origins(secrets, inputs, pod) };
-    for Hit { var, path, .. } in hits {
+    diags.extend(leaks(hits.into_iter().map(|h| (h.var, h.path)), secrets, inputs, pod));
+    diags
+}
+
+/// An error for each (variable, file) a token was found in, pointed at where its value is
+/// in the inputs.
+fn leaks<'p>(
+    hits: impl ExactSizeIterator<Item = (String, &'p str)>,
+    secrets: &BTreeMap<String, String>,
+    inputs: &SourceMap,
+    pod: FileId,
+) -> Vec<Diagnostic> {
+    let origins = if hits.len() == 0 { BTreeMap::new() } else { origins(secrets, inputs, pod) };
+    let mut diags = Vec::new();
+    for (var, path) in hits {
         let d = Diagnostic::error(codes::LEAK, format!("the secret value of {var} would be written to `{path}`"));
         diags.push(match origins.get(&var) {
             Some(&loc) if inputs.get(loc.file).sensitive => d.at(loc).no_snippet().label(format!("{var} is defined here")).help(format!(
@@ -161,6 +174,55 @@ pub(crate) fn scan_files<'a>(
         });
     }
     diags
+}
+
+/// The leak scan of one file that must hold no token, fed its bytes a piece at a time as
+/// they are made (a file streamed to disk is never held whole): every occurrence of every
+/// encoding is found, overlapping ones too, and one that spans two pieces, since the
+/// scan keeps the last bytes of each piece (one fewer than the longest encoding) before
+/// the next.
+pub(crate) struct Scanning {
+    pats: Vec<(String, String)>,
+    ac: Option<AhoCorasick>,
+    window: Vec<u8>,
+    keep: usize,
+    found: BTreeSet<usize>,
+}
+
+impl Scanning {
+    pub(crate) fn new(secrets: &BTreeMap<String, String>) -> Self {
+        let pats = patterns(secrets, MIN_SCANNED_LEN);
+        // Every match, overlapping ones too, needs the standard match kind.
+        let ac = if pats.is_empty() { None } else { AhoCorasick::new(pats.iter().map(|(p, _)| p.as_bytes())).ok() };
+        let keep = pats.iter().map(|(p, _)| p.len()).max().unwrap_or(1) - 1;
+        Scanning { pats, ac, window: Vec::new(), keep, found: BTreeSet::new() }
+    }
+
+    /// Scans the next `piece` of the file.
+    pub(crate) fn feed(&mut self, piece: &[u8]) {
+        let Some(ac) = &self.ac else { return };
+        self.window.extend_from_slice(piece);
+        self.found.extend(ac.find_overlapping_iter(&self.window).map(|m| m.pattern().as_usize()));
+        let cut = self.window.len().saturating_sub(self.keep);
+        self.window.drain(..cut);
+    }
+
+    /// The leaks found in the file at `path` (as [`scan_files`] reports them).
+    pub(crate) fn leaks(self, path: &str, secrets: &BTreeMap<String, String>, inputs: &SourceMap, pod: FileId) -> Vec<Diagnostic> {
+        let vars: BTreeSet<&str> = self.found.iter().map(|&i| self.pats[i].1.as_str()).collect();
+        leaks(vars.into_iter().map(|v| (v.to_string(), path)), secrets, inputs, pod)
+    }
+}
+
+impl std::io::Write for Scanning {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.feed(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Scans a compiled tree as it is on disk (committed files) for literal token values. The
@@ -286,6 +348,32 @@ mod tests {
         let warned = scan_files(std::iter::empty(), &secrets, &SourceMap::default(), FileId(0));
         assert!(!warned.is_empty() && warned.iter().all(|d| d.code == codes::TOO_SHORT), "{warned:?}");
         assert!(scan(&[], &secrets, &SourceMap::default(), FileId(0)).is_empty(), "the per-batch scan holds leaks only");
+    }
+
+    /// A file scanned a piece at a time finds what a scan of it whole finds, wherever the
+    /// pieces split it (a token across two or three pieces too), and one token overlapping
+    /// another.
+    #[test]
+    fn a_file_scanned_in_pieces_finds_what_a_whole_scan_finds() {
+        let secrets = BTreeMap::from([
+            ("tok&<secret>1".to_string(), "ONE".to_string()),
+            ("secret>1-and-more".to_string(), "TWO".to_string()),
+            ("unrelated-value".to_string(), "THREE".to_string()),
+        ]);
+        let go = crate::artifact::json::to_go_json(&serde_json::json!({ "a": "x tok&<secret>1-and-more y" }));
+        let whole = scan_files([("report.json", &go[..])], &secrets, &SourceMap::default(), FileId(0));
+        let codes_of = |d: &[Diagnostic]| d.iter().map(|d| (d.code, d.message.clone())).collect::<Vec<_>>();
+        assert_eq!(codes_of(&whole).len(), 1, "the whole scan's leftmost-longest match hides the second token");
+        for size in 1..=go.len() {
+            let mut scan = Scanning::new(&secrets);
+            go.chunks(size).for_each(|piece| scan.feed(piece));
+            let found = codes_of(&scan.leaks("report.json", &secrets, &SourceMap::default(), FileId(0)));
+            let want = ["ONE", "TWO"].map(|v| (codes::LEAK, format!("the secret value of {v} would be written to `report.json`")));
+            assert_eq!(found, want, "pieces of {size} bytes");
+        }
+        let mut clean = Scanning::new(&secrets);
+        clean.feed(b"nothing here");
+        assert!(clean.leaks("report.json", &secrets, &SourceMap::default(), FileId(0)).is_empty());
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub(crate) fn write_go_json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
     }
 }
 
+/// [`to_go_json`] written into `out` as it is rendered.
+pub(crate) fn write_go_json_line<W: Write, T: Serialize + ?Sized>(mut out: W, value: &T) -> io::Result<()> {
+    write_go_json(&mut out, value)?;
+    out.write_all(b"\n")
+}
+
 fn write_go_json<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
     value.serialize(&mut serde_json::Serializer::with_formatter(out, GoFormatter(PrettyFormatter::with_indent(b"  "))))
 }

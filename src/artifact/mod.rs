@@ -80,6 +80,46 @@ pub struct Output {
     pub sha256: String,
 }
 
+/// A file too long to hold (`report.json` of a pod of many agent ids): its digest and
+/// length, and how to make its bytes, the same bytes each time they are made. It holds no
+/// token (it was scanned as it was first made), so it is written with mode 0644.
+#[derive(Clone, Copy)]
+pub struct Streamed<'m> {
+    pub digest: [u8; 32],
+    pub len: u64,
+    pub write: &'m dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+}
+
+impl Streamed<'_> {
+    /// Its bytes, made into memory.
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        (self.write)(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Makes its bytes into `w` through a buffer, and fails unless they are the bytes it
+    /// was first made as (same length, same digest).
+    pub(crate) fn write_checked(&self, w: impl std::io::Write) -> std::io::Result<()> {
+        let mut through = std::io::BufWriter::with_capacity(STREAMED_BUFFER, crate::digest::Hashing::new(w));
+        (self.write)(&mut through)?;
+        let (digest, len) = through.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish();
+        if (digest, len) != (self.digest, self.len) {
+            return Err(std::io::Error::other("a file made a second time came out other than the first time"));
+        }
+        Ok(())
+    }
+}
+
+/// The buffer a [`Streamed`] file is made through: its maker writes small pieces.
+pub(crate) const STREAMED_BUFFER: usize = 64 * 1024;
+
+impl std::fmt::Debug for Streamed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed").field("digest", &hex::encode(self.digest)).field("len", &self.len).finish()
+    }
+}
+
 /// A file a compile wrote, as a later one may take it from the tree without rendering it
 /// again: its path and mode. Its hash is the lock's (the memo is bound to one lock), not
 /// kept a second time: at 30,000 agent ids that was 3 MB.

@@ -181,7 +181,7 @@ impl Sink for Drift<'_> {
             }
             if let Some(known) = &open.known
                 && let Ok(disk::Found::File(meta)) = disk::inspect_in(out, &rel, &mut open.dirs)
-                && known.vouches(previous, &rel, &a, &sha256, &meta).is_some()
+                && known.vouches(previous, &rel, a.mode(), a.secret, &sha256, &meta).is_some()
             {
                 continue;
             }

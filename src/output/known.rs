@@ -20,7 +20,7 @@
 use super::outputs::Filling;
 use super::record::{self, Stamp, Stamps};
 use super::write::{Outputs, PreviousLock};
-use crate::artifact::{Artifact, ArtifactSet};
+use crate::artifact::ArtifactSet;
 use crate::lock::LOCK;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -318,13 +318,14 @@ impl Known {
         self.vouched.is_some()
     }
 
-    /// Whether `rel`, found on disk with `meta`, already holds `a`'s bytes (whose hash as
-    /// the new lock records it is `sha256`) by the previous lock's `outputs` and the
-    /// record, without reading it: its index among those outputs if so.
-    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, a: &Artifact, sha256: &str, meta: &Metadata) -> Option<usize> {
+    /// Whether `rel`, found on disk with `meta`, already holds the file (with permission
+    /// bits `mode`, `secret` when it holds a literal token) whose hash as the new lock
+    /// records it is `sha256`, by the previous lock's `outputs` and the record, without
+    /// reading it: its index among those outputs if so.
+    pub(crate) fn vouches(&self, previous: &Outputs, rel: &str, mode: u32, secret: bool, sha256: &str, meta: &Metadata) -> Option<usize> {
         let (i, old) = previous.get(rel)?;
-        (!a.secret
-            && meta.permissions().mode() & 0o777 == a.mode()
+        (!secret
+            && meta.permissions().mode() & 0o777 == mode
             && old.is_some()
             && old == crate::digest::from_hex(sha256)
             && self.vouches_output(i, &Stamp::of(meta)))

@@ -2,7 +2,7 @@
 //! ([`ArtifactSet`]), nothing (`Discard`), a write into `--out`
 //! ([`super::write::Writer`]), or a comparison with it ([`super::check::Drift`]).
 
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Taken};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Streamed, Taken};
 use crate::diag::Diagnostic;
 use crate::lock::{LOCK, Pending};
 
@@ -14,6 +14,16 @@ pub trait Sink {
     /// Takes one batch. An error stops the sink: the compile goes on (its own errors come
     /// first) but puts nothing more.
     fn put(&mut self, batch: Vec<Output>) -> Result<(), Diagnostic>;
+
+    /// Takes one file too long to hold, made as it is written ([`Streamed`]), after
+    /// [`Sink::held`] said the sink holds little. A sink that writes makes its bytes only
+    /// where the file changes. By default they are made into memory and put as a batch.
+    fn put_streamed(&mut self, path: std::sync::Arc<str>, file: Streamed<'_>) -> Result<(), Diagnostic> {
+        let bytes =
+            file.bytes().map_err(|e| Diagnostic::error(crate::diag::catalogue::output::IO, format!("cannot make `{path}`: {e}")))?;
+        let artifact = Artifact { bytes: bytes.into(), secret: false, executable: false };
+        self.put(vec![Output { path, artifact, sha256: hex::encode(file.digest) }])
+    }
 
     /// Whether the sink may hold files a compile need not render ([`Sink::reuse`]); when
     /// not, the compile does not compute render keys.

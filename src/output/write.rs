@@ -27,7 +27,7 @@ use super::known::{Known, LockView, PreviousRead, Seen, capacity_for, read_previ
 use super::memo::Making;
 use super::record::Stamp;
 use super::sink::Sink;
-use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Taken};
+use crate::artifact::{Artifact, ArtifactSet, Memo, Output, Recorded, Streamed, Taken};
 use crate::diag::Diagnostic;
 use crate::digest::sha256_hex;
 use crate::disk::{self, Contents, Found, Kind, Opened, is_safe_relative};
@@ -512,6 +512,12 @@ impl Sink for Writer<'_> {
         open.take(out, &batch)
     }
 
+    fn put_streamed(&mut self, path: Arc<str>, file: Streamed<'_>) -> Result<(), Diagnostic> {
+        check_names([&*path])?;
+        let out = self.out;
+        self.open()?.take_streamed(out, &path, &file)
+    }
+
     /// Keeps the lock to be written as it is made, after the rest, at the finish.
     fn lock(&mut self, lock: Pending, secret: bool) -> Result<(), Diagnostic> {
         self.open()?.lock = Some((lock, Artifact::mode_for(secret, false)));
@@ -882,9 +888,7 @@ impl Open {
     /// directories it has seen).
     fn plan(&mut self, out: &Path, batch: &[Output]) -> Result<Vec<usize>, Diagnostic> {
         let mut planned = Vec::new();
-        let previous = self.previous.outputs();
         // (The lock never comes here: it is taken apart, by `take_lock`.)
-        let owned = |rel: &str| previous.is_some_and(|p| p.get(rel).is_some());
         let threads = if batch.len() < crate::jobs::PARALLEL_MIN_FILES { 1 } else { self.threads };
         for (c, chunk) in batch.chunks(PLAN_BATCH).enumerate() {
             let looks = crate::jobs::map_runs(chunk, threads, PLAN_BATCH / 2, |_, run| {
@@ -892,36 +896,58 @@ impl Open {
                 run.iter().map(|o| disk::inspect_in(out, &o.path, &mut dirs)).collect::<Vec<_>>()
             });
             for (k, (o, found)) in chunk.iter().zip(looks.into_iter().flatten()).enumerate() {
-                let (rel, a) = (&o.path, &o.artifact);
-                if let Some(previous) = previous {
-                    self.kept.mark(previous, rel);
+                if self.decide(out, &o.path, Bytes::Held(&o.artifact), &o.sha256, found)? {
+                    planned.push(c * PLAN_BATCH + k);
                 }
-                let found = found.map_err(|e| io("inspect", &out.join(&**rel), e))?;
-                match found {
-                    Found::Missing => {}
-                    Found::File(meta) if let Some(i) = previous.and_then(|p| self.known.vouches(p, rel, a, &o.sha256, &meta)) => {
-                        self.summary.unchanged += 1;
-                        self.summary.vouched += 1;
-                        self.seen.vouched(i);
-                        continue;
-                    }
-                    Found::File(meta) if is_current(out, rel, a, &meta) => {
-                        self.summary.unchanged += 1;
-                        self.seen.push(rel.clone(), Stamp::of(&meta));
-                        continue;
-                    }
-                    Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
-                    Found::File(_) if same_bytes(out, rel, a) => {}
-                    Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
-                    // A table on disk that could not be read back cannot tell whose it is.
-                    Found::File(_) | Found::Other(_) if previous.is_some_and(Outputs::failed) => return Err(unreadable_table()),
-                    Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
-                }
-                self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(&o.sha256);
-                planned.push(c * PLAN_BATCH + k);
             }
         }
         Ok(planned)
+    }
+
+    /// Decides one file found as `found` at `rel` that is to hold `bytes` (skip it: false;
+    /// stage it: true), or refuses it.
+    fn decide(&mut self, out: &Path, rel: &Arc<str>, bytes: Bytes<'_>, sha256: &str, found: io::Result<Found>) -> Result<bool, Diagnostic> {
+        let previous = self.previous.outputs();
+        if let Some(previous) = previous {
+            self.kept.mark(previous, rel);
+        }
+        let owned = |rel: &str| previous.is_some_and(|p| p.get(rel).is_some());
+        let found = found.map_err(|e| io("inspect", &out.join(&**rel), e))?;
+        match found {
+            Found::Missing => {}
+            Found::File(meta)
+                if let Some(i) = previous.and_then(|p| self.known.vouches(p, rel, bytes.mode(), bytes.secret(), sha256, &meta)) =>
+            {
+                self.summary.unchanged += 1;
+                self.summary.vouched += 1;
+                self.seen.vouched(i);
+                return Ok(false);
+            }
+            Found::File(meta) if is_current(out, rel, bytes, &meta) => {
+                self.summary.unchanged += 1;
+                self.seen.push(Arc::clone(rel), Stamp::of(&meta));
+                return Ok(false);
+            }
+            Found::File(_) | Found::Other(Kind::Symlink | Kind::Fifo | Kind::Socket | Kind::Device) if owned(rel) => {}
+            Found::File(_) if bytes.same_as(out, rel) => {}
+            Found::Blocked { at, kind } => return Err(blocked(out, &at, kind)),
+            // A table on disk that could not be read back cannot tell whose it is.
+            Found::File(_) | Found::Other(_) if previous.is_some_and(Outputs::failed) => return Err(unreadable_table()),
+            Found::File(_) | Found::Other(_) => return Err(not_owned(out, rel, &found, previous.is_none())),
+        }
+        self.lock_differs |= previous.and_then(|p| p.get(rel)).and_then(|(_, d)| d) != crate::digest::from_hex(sha256);
+        Ok(true)
+    }
+
+    /// Decides and stages one file made as it is written ([`Sink::put_streamed`]).
+    fn take_streamed(&mut self, out: &Path, rel: &Arc<str>, file: &Streamed<'_>) -> Result<(), Diagnostic> {
+        let found = disk::inspect_in(out, rel, &mut disk::Dirs::default());
+        if !self.decide(out, rel, Bytes::Streamed(file), &hex::encode(file.digest), found)? {
+            return Ok(());
+        }
+        let dir = self.staging(out)?;
+        stage_with(&dir, rel, Bytes::Streamed(file).mode(), |f| file.write_checked(f))?;
+        self.journal.writes.put(Arc::clone(rel), [0; 32], || unnamed_in(out), |e| e).map_err(|e| spill_failed(&e))
     }
 
     /// Decides the new lock as [`Open::plan`] decides a file, and stages it (written as it
@@ -1093,13 +1119,53 @@ pub(crate) fn is_what_clawc_wrote(bytes: &[u8], hash: Option<&[u8; 32]>, secrets
     hash.is_some_and(|h| sha256(bytes) == *h || sha256(&crate::secrets::mask(bytes, secrets)) == *h)
 }
 
-/// Whether the file found with `meta` already is `a`: its length, its mode, and its bytes.
-fn is_current(out: &Path, rel: &str, a: &Artifact, meta: &fs::Metadata) -> bool {
-    meta.len() == a.bytes.len() as u64 && meta.permissions().mode() & 0o777 == a.mode() && same_bytes(out, rel, a)
+/// A file's bytes as the write decides on it: held, or made as they are written.
+#[derive(Clone, Copy)]
+enum Bytes<'a> {
+    Held(&'a Artifact),
+    Streamed(&'a Streamed<'a>),
 }
 
-fn same_bytes(out: &Path, rel: &str, a: &Artifact) -> bool {
-    matches!(disk::read(out, rel, a.bytes.len() as u64), Ok(Contents::Bytes(b)) if *b == *a.bytes)
+impl Bytes<'_> {
+    fn mode(self) -> u32 {
+        match self {
+            Bytes::Held(a) => a.mode(),
+            Bytes::Streamed(_) => Artifact::mode_for(false, false),
+        }
+    }
+
+    fn secret(self) -> bool {
+        matches!(self, Bytes::Held(a) if a.secret)
+    }
+
+    fn len(self) -> u64 {
+        match self {
+            Bytes::Held(a) => a.bytes.len() as u64,
+            Bytes::Streamed(f) => f.len,
+        }
+    }
+
+    /// Whether `out/rel` holds these bytes: compared, or for a file made as it is written,
+    /// hashed as it is read (and never held).
+    fn same_as(self, out: &Path, rel: &str) -> bool {
+        match self {
+            Bytes::Held(a) => matches!(disk::read(out, rel, self.len()), Ok(Contents::Bytes(b)) if *b == *a.bytes),
+            Bytes::Streamed(f) => match disk::read_meta_or_open(out, rel, f.len, 0) {
+                Ok((Opened::File(file), _)) => {
+                    let mut hashing = crate::digest::Hashing::new(file);
+                    io::copy(&mut hashing, &mut io::sink()).is_ok() && hashing.finish() == (f.digest, f.len)
+                }
+                Ok((Opened::Read(Contents::Bytes(b)), _)) => crate::digest::sha256(&b) == f.digest && b.len() as u64 == f.len,
+                _ => false,
+            },
+        }
+    }
+}
+
+/// Whether the file found with `meta` already is `bytes`: its length, its mode, and its
+/// bytes.
+fn is_current(out: &Path, rel: &str, bytes: Bytes<'_>, meta: &fs::Metadata) -> bool {
+    meta.len() == bytes.len() && meta.permissions().mode() & 0o777 == bytes.mode() && bytes.same_as(out, rel)
 }
 
 fn blocked(out: &Path, at: &str, kind: Kind) -> Diagnostic {

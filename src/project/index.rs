@@ -25,18 +25,52 @@ const KEY_VERSION: &str = "clawc-index-key-1";
 
 /// The report index, `report.json`: the pod, the agents of the services that have plans,
 /// its services, and every warning.
-pub(crate) fn index(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &SourceMap, warnings: &[Diagnostic]) -> Arc<[u8]> {
-    let agents = report::Agents::of(agent_services(pod, plans));
-    let exact = agents.len() >= EXACT_FROM;
-    let report = report::Report {
+fn report<'a>(
+    pod: &'a Pod,
+    reg: &'a Registry,
+    plans: &'a BTreeMap<String, Plan>,
+    sources: &'a SourceMap,
+    warnings: &[Diagnostic],
+) -> report::Report<'a> {
+    report::Report {
         version: report::VERSION,
         pod: &pod.name,
-        agents,
+        agents: report::Agents::of(agent_services(pod, plans)),
         services: report::services_report(pod, reg, sources),
         warnings: warnings.iter().map(|w| w.to_json(sources)).collect(),
-    };
-    if exact { crate::artifact::json::to_go_json_shared(&report) } else { crate::artifact::json::to_go_json(&report).into() }
+    }
 }
+
+/// The index rendered into memory.
+fn rendered(report: &report::Report<'_>) -> Arc<[u8]> {
+    if report.agents.len() >= EXACT_FROM {
+        crate::artifact::json::to_go_json_shared(report)
+    } else {
+        crate::artifact::json::to_go_json(report).into()
+    }
+}
+
+/// `report.json` as a compile puts it: its bytes, or, when it would be longer than the
+/// sink holds, what renders it as it is written (each time the same bytes).
+pub(crate) enum Index<'a> {
+    Held(Arc<[u8]>),
+    Streamed(report::Report<'a>),
+}
+
+impl Index<'_> {
+    /// Writes it into `w` (through a buffer: the renderer writes small pieces).
+    pub(crate) fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Index::Held(bytes) => w.write_all(bytes),
+            Index::Streamed(report) => crate::artifact::json::write_go_json_line(w, report),
+        }
+    }
+}
+
+/// About how many bytes the index spends on each agent id it lists (its id, service and
+/// report file, indented): from past [`Index::Streamed`] when that many exceed what the
+/// sink holds.
+const BYTES_PER_AGENT: usize = 110;
 
 /// From how many agent ids the index is rendered twice, to size its buffer exactly: it
 /// lists each (about 110 bytes apiece), and a buffer grown by doubling, then copied,
@@ -87,25 +121,32 @@ impl KeptIndex {
         KeptIndex(Some(Arc::default()))
     }
 
-    /// [`index`]: the kept bytes when its inputs are what they were, else rendered (and
-    /// kept, when this keeps).
-    pub(crate) fn index(
+    /// The index: the kept bytes when its inputs are what they were, else rendered (and
+    /// kept, when this keeps); made as it is written ([`Index::Streamed`], never kept)
+    /// when it would be longer than `held` bytes.
+    pub(crate) fn index<'a>(
         &self,
-        pod: &Pod,
-        reg: &Registry,
-        plans: &BTreeMap<String, Plan>,
-        sources: &SourceMap,
+        pod: &'a Pod,
+        reg: &'a Registry,
+        plans: &'a BTreeMap<String, Plan>,
+        sources: &'a SourceMap,
         warnings: &[Diagnostic],
-    ) -> Arc<[u8]> {
-        let Some(kept) = &self.0 else { return index(pod, reg, plans, sources, warnings) };
+        held: usize,
+    ) -> Index<'a> {
+        let agents: usize = agent_services(pod, plans).map(|(_, count)| count.max(1) as usize).sum();
+        let report = || report(pod, reg, plans, sources, warnings);
+        if agents.saturating_mul(BYTES_PER_AGENT) > held {
+            return Index::Streamed(report());
+        }
+        let Some(kept) = &self.0 else { return Index::Held(rendered(&report())) };
         let key = key(pod, reg, plans, sources, warnings);
         let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
         match &*kept {
-            Some((k, bytes)) if *k == key => Arc::clone(bytes),
+            Some((k, bytes)) if *k == key => Index::Held(Arc::clone(bytes)),
             _ => {
-                let bytes = index(pod, reg, plans, sources, warnings);
+                let bytes = rendered(&report());
                 *kept = Some((key, Arc::clone(&bytes)));
-                bytes
+                Index::Held(bytes)
             }
         }
     }

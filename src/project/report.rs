@@ -33,8 +33,13 @@ pub(crate) struct Report<'a> {
 
 /// The index's agents, by id: each is its service and replica, and is spelt out (id,
 /// service, report file) only as it is written, so the index of 30,000 agent ids holds no
-/// string of its own for them (it held two each, about 3 MB).
-pub(crate) struct Agents<'a>(Vec<Agent<'a>>);
+/// string of its own for them (it held two each, about 3 MB); nor a list of them (1.2 MB
+/// more): they are merged in id order from each service's, as they are written.
+pub(crate) struct Agents<'a> {
+    /// The agent services and their `count`, in service order.
+    services: Vec<(&'a str, u32)>,
+    len: usize,
+}
 
 /// An agent in the index: which service it is a replica of (the replica's number when
 /// the service has more than one, as in [`crate::pod::Claw::agent_ids`]).
@@ -46,22 +51,117 @@ struct Agent<'a> {
 
 impl<'a> Agents<'a> {
     /// Every agent id of `services` (agent services with their `count`, in service
-    /// order), sorted by id (a stable sort, so the order is the services' where two ids
-    /// are alike).
+    /// order), to be listed sorted by id (the services' order where two ids are alike).
     pub(crate) fn of(services: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
-        let mut agents = Vec::new();
-        for (service, count) in services {
-            match count {
-                0 | 1 => agents.push(Agent { service, replica: None }),
-                n => agents.extend((0..n).map(|i| Agent { service, replica: Some(i) })),
-            }
-        }
-        agents.sort_by(Agent::id_cmp);
-        Agents(agents)
+        let services: Vec<(&str, u32)> = services.into_iter().collect();
+        let len = services.iter().map(|&(_, count)| count.max(1) as usize).sum();
+        Agents { services, len }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.len
+    }
+
+    /// The agents sorted by id: each service's replicas come in id order already
+    /// ([`Replicas`]), so the services' are merged, a service's next agent at a time.
+    fn sorted(&self) -> impl Iterator<Item = Agent<'a>> + '_ {
+        let mut heads = std::collections::BinaryHeap::with_capacity(self.services.len());
+        for (order, &(service, count)) in self.services.iter().enumerate() {
+            let mut replicas = Replicas::of(count);
+            if let Some(replica) = replicas.next() {
+                heads.push(std::cmp::Reverse(Head { agent: Agent { service, replica }, order, replicas }));
+            }
+        }
+        std::iter::from_fn(move || {
+            let mut head = heads.peek_mut()?;
+            let agent = head.0.agent;
+            match head.0.replicas.next() {
+                Some(replica) => head.0.agent.replica = replica,
+                None => drop(std::collections::binary_heap::PeekMut::pop(head)),
+            }
+            Some(agent)
+        })
+    }
+}
+
+/// A service's next agent in a merge of the services' agents by id; alike ids by the
+/// service's order.
+struct Head<'a> {
+    agent: Agent<'a>,
+    order: usize,
+    replicas: Replicas,
+}
+
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        Agent::id_cmp(&self.agent, &other.agent).then(self.order.cmp(&other.order))
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Head<'_> {}
+
+/// A service's replicas in the order of their ids: by their numbers as text (`0`, `1`,
+/// `10`, `11`, `2`, …), each number's successor found from the number alone. A service
+/// of `count` 0 or 1 has one agent, with no number.
+enum Replicas {
+    One,
+    Numbered { next: Option<u32>, count: u32 },
+    Done,
+}
+
+impl Replicas {
+    fn of(count: u32) -> Self {
+        match count {
+            0 | 1 => Replicas::One,
+            count => Replicas::Numbered { next: Some(0), count },
+        }
+    }
+
+    /// What follows `n` among `0..count` in text order: its first child (`n0`) if there
+    /// is one, else the next sibling of it or of its nearest ancestor with one.
+    fn after(n: u32, count: u32) -> Option<u32> {
+        if n == 0 {
+            return (count > 1).then_some(1);
+        }
+        if u64::from(n) * 10 < u64::from(count) {
+            return Some(n * 10);
+        }
+        let mut n = n;
+        while n % 10 == 9 || n + 1 >= count {
+            n /= 10;
+            if n == 0 {
+                return None;
+            }
+        }
+        Some(n + 1)
+    }
+}
+
+impl Iterator for Replicas {
+    /// The replica's number, `None` for a service's one agent.
+    type Item = Option<u32>;
+
+    fn next(&mut self) -> Option<Option<u32>> {
+        match std::mem::replace(self, Replicas::Done) {
+            Replicas::One => Some(None),
+            Replicas::Numbered { next: Some(n), count } => {
+                *self = Replicas::Numbered { next: Replicas::after(n, count), count };
+                Some(Some(n))
+            }
+            Replicas::Numbered { next: None, .. } | Replicas::Done => None,
+        }
     }
 }
 
@@ -99,7 +199,7 @@ impl Agent<'_> {
 
 impl Serialize for Agents<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(&self.0)
+        s.collect_seq(self.sorted())
     }
 }
 
@@ -542,6 +642,40 @@ mod tests {
         }
         for (g, w) in got.iter().zip(&want) {
             assert_eq!((g.0, g.1, g.2), (w.0, w.1, w.2.as_str()));
+        }
+    }
+
+    /// A service's replicas come in the order of their ids as text, for every count.
+    #[test]
+    fn replicas_come_in_text_order() {
+        for count in (0..=1_200).chain([9_999, 10_000, 10_001, 100_000]) {
+            let got: Vec<Option<u32>> = Replicas::of(count).collect();
+            let mut want: Vec<Option<u32>> = if count < 2 { vec![None] } else { (0..count).map(Some).collect() };
+            want.sort_by_key(|r| r.map(|n| n.to_string()));
+            assert_eq!(got, want, "count {count}");
+        }
+    }
+
+    /// The merge of the services' agents is their ids' stable sort, over services whose
+    /// names are each other's ids and prefixes, with every mix of counts.
+    #[test]
+    fn the_merged_agents_are_the_ids_stably_sorted() {
+        let names = ["a", "a-", "a-1", "a-1-", "a-10", "a-2", "ab", "b"];
+        let counts = [0, 1, 2, 3, 10, 11, 12, 101];
+        for shift in 0..counts.len() {
+            let services: Vec<(&str, u32)> = names.iter().enumerate().map(|(i, n)| (*n, counts[(i + shift) % counts.len()])).collect();
+            let agents = Agents::of(services.iter().copied());
+            let got: Vec<(String, &str)> = agents.sorted().map(|a| (a.to_string(), a.service)).collect();
+            let mut want: Vec<(String, &str)> = services
+                .iter()
+                .flat_map(|&(s, c)| match c {
+                    0 | 1 => vec![(s.to_string(), s)],
+                    c => (0..c).map(|i| (format!("{s}-{i}"), s)).collect(),
+                })
+                .collect();
+            want.sort_by(|x, y| x.0.cmp(&y.0));
+            assert_eq!(agents.len(), want.len());
+            assert_eq!(got, want, "counts shifted by {shift}");
         }
     }
 }

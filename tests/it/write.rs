@@ -270,3 +270,81 @@ fn a_list_of_outputs_kept_on_disk_makes_the_same_tree_and_leaves_nothing_else() 
     assert_eq!((&on_disk.written, &on_disk.removed, on_disk.unchanged), (&held.written, &held.removed, held.unchanged));
     assert_eq!(super::harness::tree(&root.join("spilled")), super::harness::tree(&root.join("whole")));
 }
+
+/// `report.json` past the writer's budget is never held: made once to be scanned and
+/// hashed, and again only as it is written. It comes out the same bytes as a held one,
+/// is not rewritten while it is unchanged, is made again where it was edited (even to the
+/// same length), is refused where a file of someone else's is, and its leak is found
+/// before anything is written.
+#[test]
+fn an_index_too_long_to_hold_is_made_as_it_is_written_and_only_where_it_changes() {
+    use clawc::output::write::{WriteOptions, Writer};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    super::determinism::generate::generate(root, 12);
+    let records = root.join("cache");
+    let compile = |out: &str, held: usize, env: &[(&str, &str)]| {
+        let opts = clawc::Options {
+            pod: root.join("claw-pod.yml"),
+            process_env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..Default::default()
+        };
+        let write = WriteOptions { records: Some(&records), held, ..Default::default() };
+        let out = root.join(out);
+        let mut writer = Writer::new(&out, write, true);
+        let (compiled, failed) = clawc::compile_into(&opts, &mut writer);
+        let summary = if compiled.exit_code() == 0 && failed.is_none() { Some(writer.finish(&compiled.secrets)) } else { None };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        (compiled, failed, summary)
+    };
+    let written = |out: &str, held: usize| {
+        let (compiled, failed, summary) = compile(out, held, &[]);
+        assert!(failed.is_none(), "{:?} {failed:?}", compiled.diagnostics.0.first());
+        summary.expect("compiled").expect("written")
+    };
+    let index = |out: &str| std::fs::read(root.join(out).join("report.json")).unwrap();
+    written("held", usize::MAX);
+    let first = written("streamed", 300);
+    assert!(first.written.to_vec().iter().any(|p| p == "report.json"), "{:?}", first.written);
+    assert_eq!(index("streamed"), index("held"));
+    let ino = std::fs::metadata(root.join("streamed/report.json")).unwrap().ino();
+    for _ in 0..2 {
+        let again = written("streamed", 300);
+        assert!(!again.written.to_vec().iter().any(|p| p == "report.json"), "{:?}", again.written);
+    }
+    assert_eq!(std::fs::metadata(root.join("streamed/report.json")).unwrap().ino(), ino, "an unchanged index is not rewritten");
+    // Edited to the same length: its length and mode agree, its hash does not.
+    let mut edited = index("held");
+    let at = edited.iter().position(|&b| b == b'"').unwrap() + 1;
+    edited[at] ^= 0x20;
+    std::fs::write(root.join("streamed/report.json"), &edited).unwrap();
+    let mended = written("streamed", 300);
+    assert_eq!(mended.written.to_vec(), vec!["report.json".to_string()]);
+    assert_eq!(index("streamed"), index("held"));
+    assert_eq!(super::harness::tree(&root.join("streamed")), super::harness::tree(&root.join("held")), "nothing else left");
+    // A file of someone else's where the index goes, in a directory clawc never wrote.
+    std::fs::create_dir(root.join("foreign")).unwrap();
+    std::fs::write(root.join("foreign/report.json"), "mine").unwrap();
+    let (_, failed, _) = compile("foreign", 300, &[]);
+    let failed = failed.expect("refused");
+    assert!(["clawc::output::not_owned", "clawc::output::lock_unreadable"].contains(&failed.code.as_str()), "{failed:?}");
+    assert_eq!(std::fs::read_dir(root.join("foreign")).unwrap().count(), 1, "nothing written beside it");
+    assert_eq!(std::fs::read(root.join("foreign/report.json")).unwrap(), b"mine");
+    // The same bytes found there unowned are taken as the index.
+    std::fs::write(root.join("foreign/report.json"), index("held")).unwrap();
+    written("foreign", 300);
+    assert_eq!(super::harness::tree(&root.join("foreign")), super::harness::tree(&root.join("held")));
+    // A token whose value is the pod's name would land in the index: found as it is made,
+    // the same diagnostics as from a held index, and nothing written.
+    let pod = std::fs::read_to_string(root.join("claw-pod.yml")).unwrap();
+    std::fs::write(root.join("claw-pod.yml"), pod.replacen("pod: bench", "pod: bench-pod-secret-1", 1)).unwrap();
+    let leaks = |out: &str, held: usize| {
+        let (compiled, failed, summary) = compile(out, held, &[("TOKEN_1", "bench-pod-secret-1")]);
+        assert!(failed.is_none() && summary.is_none(), "{failed:?}");
+        assert!(!root.join(out).exists(), "nothing written into {out}");
+        compiled.diagnostics.0.iter().filter(|d| d.code.as_str() == "clawc::secrets::leak").map(|d| d.message.clone()).collect::<Vec<_>>()
+    };
+    let streamed = leaks("leak-streamed", 300);
+    assert_eq!(streamed, vec!["the secret value of TOKEN_1 would be written to `report.json`".to_string()]);
+    assert_eq!(leaks("leak-held", usize::MAX), streamed);
+}
