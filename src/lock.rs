@@ -151,6 +151,19 @@ impl<const N: usize> Listing<N> {
         Listing { held: Vec::new(), bytes: 0, budget, runs: None }
     }
 
+    /// A list held up to `budget` bytes whose first run, `sorted` (in path order, each
+    /// path once), is written into `file` now: a list held elsewhere goes to disk without
+    /// being held twice.
+    pub(crate) fn with_run<P: AsRef<str>>(
+        budget: usize,
+        file: std::fs::File,
+        sorted: impl IntoIterator<Item = (P, [u8; N])>,
+    ) -> std::io::Result<Listing<N>> {
+        let mut runs = crate::runs::Runs::<N>::new(file);
+        runs.push_indexed(sorted.into_iter().map(Ok), usize::MAX)?;
+        Ok(Listing { held: Vec::new(), bytes: 0, budget, runs: Some(runs) })
+    }
+
     /// Whether the list holds its budget: the next entry is put after a [`Listing::spill`].
     fn is_full(&self) -> bool {
         self.bytes >= self.budget
