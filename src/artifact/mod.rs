@@ -144,3 +144,30 @@ pub struct Taken {
 /// the services whose key changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memo(pub BTreeMap<String, ([u8; 32], Vec<Recorded>)>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A streamed file is written only as the bytes it was first made as: made otherwise
+    /// the second time (longer, shorter, or the same length with other bytes), it is an
+    /// error, not a file.
+    #[test]
+    fn a_streamed_file_made_otherwise_the_second_time_is_refused() {
+        let first = b"{\n  \"agents\": []\n}\n";
+        let digest = crate::digest::sha256(first);
+        for (made, ok) in [
+            (&first[..], true),
+            (&b"{\n  \"agents\": [1]\n}\n"[..], false),
+            (&first[1..], false),
+            (&b"{\n  \"agents\": {}\n}\n"[..], false),
+        ] {
+            let write = |w: &mut dyn std::io::Write| w.write_all(made);
+            let file = Streamed { digest, len: first.len() as u64, write: &write };
+            let mut out = Vec::new();
+            assert_eq!(file.write_checked(&mut out).is_ok(), ok, "{:?}", String::from_utf8_lossy(made));
+            assert_eq!(out, made, "written through as made");
+            assert_eq!(file.bytes().unwrap(), made);
+        }
+    }
+}
