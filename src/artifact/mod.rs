@@ -87,8 +87,11 @@ pub struct Output {
 pub struct Streamed<'m> {
     pub digest: [u8; 32],
     pub len: u64,
-    pub write: &'m dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+    pub write: Maker<'m>,
 }
+
+/// What makes a file's bytes into a writer, the same bytes each time it is called.
+pub(crate) type Maker<'m> = &'m dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>;
 
 impl Streamed<'_> {
     /// Its bytes, made into memory.

@@ -134,9 +134,10 @@ fn read(target: &Target, stop: &AtomicBool, described: &OnceLock<[u8; 32]>) -> O
     if out.join(STAGE).symlink_metadata().is_ok() {
         return None;
     }
-    let previous = previous_lock(out, target.held).ok()?;
-    let Previous::Lock(old) = &previous else { return None };
     let untrusted: Vec<&Path> = target.untrusted.iter().map(PathBuf::as_path).collect();
+    let record = super::known::record_at(out, target.redacted, target.records.as_deref(), &untrusted);
+    let previous = previous_lock(out, target.held, record.as_deref()).ok()?;
+    let Previous::Lock(old) = &previous else { return None };
     let (known, memo) = known_and_memo(out, Some(old), target.redacted, target.records.as_deref(), &untrusted);
     let changed = || stop.load(Ordering::Relaxed) || described.get().is_some_and(|d| *d != old.described);
     let looked = memo.as_ref().map(|(m, _)| look(out, m, &old.outputs, &known, &changed)).unwrap_or_default();
@@ -251,7 +252,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         settled(&out, &records);
-        let Ok(Previous::Lock(old)) = previous_lock(&out, usize::MAX) else { panic!("a lock") };
+        let Ok(Previous::Lock(old)) = previous_lock(&out, usize::MAX, None) else { panic!("a lock") };
         // What a compile of the same pod tells its sink.
         struct Told(crate::artifact::ArtifactSet, Option<[u8; 32]>);
         impl crate::output::sink::Sink for Told {

@@ -127,7 +127,7 @@ impl<'a> Drift<'a> {
     fn open(&mut self) -> Result<&mut Open, Diagnostic> {
         if self.open.is_none() {
             let not_a_directory = disk::not_a_directory(self.out).map(|kind| format!("the output directory is {}", kind.describe()));
-            let previous = if not_a_directory.is_some() { Previous::Missing } else { previous_lock(self.out, usize::MAX)? };
+            let previous = if not_a_directory.is_some() { Previous::Missing } else { previous_lock(self.out, usize::MAX, None)? };
             let known = match &previous {
                 Previous::Lock(lock) if self.records.is_some() => {
                     Some(Known::load(self.out, Some(lock), self.redacted, self.records, self.untrusted))

@@ -266,8 +266,7 @@ impl Known {
     /// is `redacted` or not; `untrusted` are the directories a record may not lie in (the
     /// input root).
     pub(crate) fn load(out: &Path, old_lock: Option<&PreviousLock>, redacted: bool, records: Option<&Path>, untrusted: &[&Path]) -> Known {
-        // --no-cache, or tokens in the tree: nothing is vouched for, nothing recorded.
-        let at = records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted));
+        let at = record_at(out, redacted, records, untrusted);
         let vouched =
             old_lock.filter(|l| l.redacted && at.is_some()).and_then(|old| record::load(at.as_ref()?, &old.digest, old.inputs, old.listed));
         let (before, trusted) = match (old_lock.filter(|_| at.is_some()), crate::disk::Walk::new(out)) {
@@ -373,7 +372,14 @@ impl Known {
         // Written as it is stamped, a part at a time, with the inputs' stamps as they were
         // read, and the directories' the write found unchanged.
         let dirs = self.directory_stamps(out, &parents);
-        let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs, dirs: &dirs };
+        // The lock as it now is, with its copy, so the next compile and check need not read
+        // it while it is stamped so (the stamp taken after the record's time: a lock
+        // written within that clock tick is never vouched for).
+        let copy = crate::lock::copy_of(lock);
+        let lock_stamp =
+            std::fs::symlink_metadata(out.join(crate::lock::LOCK)).ok().filter(std::fs::Metadata::is_file).map(|m| Stamp::of(&m));
+        let copy = copy.as_ref().zip(lock_stamp).map(|((len, write), stamp)| (stamp, *len, write as crate::artifact::Maker<'_>));
+        let sections = record::Sections { inputs: (inputs, lock.input_stamps()), outputs, dirs: &dirs, lock: copy };
         let mut next = paths.iter();
         let mut part = Vec::new();
         record::store_filled(at, lock.digest(), time, sections, |run, entries| {
@@ -415,6 +421,12 @@ impl Known {
             }
         });
     }
+}
+
+/// Where the stat record of `out` is kept: `None` with `--no-cache` (no `records`), or
+/// for tokens in the tree (nothing is vouched for, nothing recorded).
+pub(crate) fn record_at(out: &Path, redacted: bool, records: Option<&Path>, untrusted: &[&Path]) -> Option<std::path::PathBuf> {
+    records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted))
 }
 
 /// Whether a lock's `secrets` names a redacted tree.
@@ -506,7 +518,7 @@ mod tests {
 
     /// What the write that opens `out` now learns of it.
     fn known(out: &Path, records: &Path) -> Known {
-        let Ok(Previous::Lock(old)) = previous_lock(out, usize::MAX) else { panic!("a lock") };
+        let Ok(Previous::Lock(old)) = previous_lock(out, usize::MAX, None) else { panic!("a lock") };
         Known::load(out, Some(&old), true, Some(records), &[])
     }
 

@@ -33,7 +33,7 @@
 //! compile found it when it opened `--out` (see `output::known`), so the next recompile
 //! and check trust the directories in them as a check's own record lets them.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -304,9 +304,27 @@ impl OnDisk {
         })
     }
 
+    /// The SHA-256 of the lock this record is bound to.
+    pub(crate) fn lock(&self) -> [u8; 32] {
+        self.header[16..48].try_into().expect("32 bytes")
+    }
+
     /// Whether this is the record of a lock with that digest and these counts.
     fn is_for(&self, lock: &[u8; 32], inputs: usize, outputs: usize) -> bool {
         self.header[16..48] == *lock && (self.counts.0, self.counts.1) == (inputs, outputs)
+    }
+
+    /// A reader of its copy of the lock, if it has one and vouches that the lock, now
+    /// stamped `now`, is the one the copy was made from (see [`Record::copy_for`]).
+    pub(crate) fn copy_for(&self, now: &Stamp) -> Option<impl Read + '_> {
+        let (inputs, outputs, dirs) = self.counts;
+        let lock = inputs + outputs + dirs;
+        let len = u32::from_le_bytes(self.header[76..80].try_into().expect("4 bytes"));
+        (len > 0 && self.vouches(lock, now)).then(|| Part {
+            file: &self.file,
+            at: (HEADER + (lock + 1) * ENTRY) as u64,
+            left: u64::from(len),
+        })
     }
 
     /// Block `b` of its entries: one kept, or read.
@@ -338,6 +356,25 @@ impl Stamps for OnDisk {
         let block = self.block(n / BLOCK)?;
         let e = block.get(n % BLOCK * ENTRY..(n % BLOCK + 1) * ENTRY)?;
         (e[0] <= 1).then(|| decode_entry(e)).flatten()
+    }
+}
+
+/// A part of a file read from where it starts (by position: the file's offset is not
+/// moved, so other reads of it by position are not disturbed).
+struct Part<'f> {
+    file: &'f std::fs::File,
+    at: u64,
+    left: u64,
+}
+
+impl Read for Part<'_> {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = b.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.file.read_at(&mut b[..want], self.at)?;
+        self.at += n as u64;
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -430,6 +467,13 @@ pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) 
     OnDisk::read(file, len).filter(|r| r.is_for(lock, inputs, outputs))
 }
 
+/// The record at `path`, whichever lock it is for, if there is a whole one, read as a
+/// write reads it ([`OnDisk`]).
+pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
+    let (file, len) = open_bounded(path, max_size())?;
+    OnDisk::read(file, len)
+}
+
 /// The record at `path`, whichever lock it is for, if there is a whole one.
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
     read_file(path, true)
@@ -520,6 +564,10 @@ pub(crate) struct Sections<'s> {
     pub inputs: (usize, &'s [Option<Stamp>]),
     pub outputs: usize,
     pub dirs: &'s [Option<Stamp>],
+    /// The lock's stamp and its copy (see `lock::copy_of`: its length, and what writes
+    /// it), which the next compile and check read instead of the lock while the lock is
+    /// stamped so; `None`: the lock's entry is left for a check to stamp.
+    pub lock: Option<(Stamp, usize, crate::artifact::Maker<'s>)>,
 }
 
 /// Writes to `path` atomically the record [`Record::new`] makes for a lock with
@@ -543,16 +591,15 @@ fn write_filled(
     f: &mut impl std::io::Write,
     lock: [u8; 32],
     time: Time,
-    Sections { inputs: (inputs, stamps), outputs, dirs }: Sections<'_>,
+    Sections { inputs: (inputs, stamps), outputs, dirs, lock: copy }: Sections<'_>,
     part: usize,
     mut fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) -> std::io::Result<()> {
-    let mut crc = crc32fast::Hasher::new();
-    let mut put = |b: &[u8]| {
-        crc.update(b);
-        f.write_all(b)
-    };
-    put(&header(lock, time, inputs, outputs, dirs.len()))?;
+    let copy = copy.filter(|&(_, len, _)| len <= MAX_COPY);
+    let mut f = Checked::new(f);
+    let mut h = header(lock, time, inputs, outputs, dirs.len());
+    h[76..80].copy_from_slice(&(copy.map_or(0, |(_, len, _)| len) as u32).to_le_bytes());
+    f.write_all(&h)?;
     let part = part.clamp(1, inputs.max(outputs).max(dirs.len()).max(1));
     let mut buf = vec![0; part * ENTRY];
     // Entries in the order `Record::new` lays them out: the inputs' (as they were read),
@@ -565,9 +612,10 @@ fn write_filled(
     };
     let mut stamped = |run, entries: &mut [u8]| from(stamps, run, entries);
     let mut directories = |run, entries: &mut [u8]| from(dirs, run, entries);
-    let mut unstamped = |_: std::ops::Range<usize>, _: &mut [u8]| {};
+    let lock_stamp = [copy.map(|(stamp, _, _)| stamp)];
+    let mut the_lock = |run, entries: &mut [u8]| from(&lock_stamp, run, entries);
     let sections: [(usize, Filler<'_>); 4] =
-        [(inputs, &mut stamped), (outputs, &mut fill), (dirs.len(), &mut directories), (1, &mut unstamped)];
+        [(inputs, &mut stamped), (outputs, &mut fill), (dirs.len(), &mut directories), (1, &mut the_lock)];
     for (n, filled) in sections {
         let mut start = 0;
         while start < n {
@@ -576,11 +624,22 @@ fn write_filled(
             b.fill(0);
             start = run.end;
             filled(run, b);
-            put(b)?;
+            f.write_all(b)?;
         }
     }
-    let sum = crc.finalize();
-    f.write_all(&sum.to_le_bytes())
+    if let Some((_, len, write)) = copy {
+        let before = f.len;
+        // It comes in small pieces (three a path).
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut f);
+        write(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
+        if f.len - before != len {
+            return Err(std::io::Error::other("the lock's copy is not the length it was said to be"));
+        }
+    }
+    let sum = f.crc.finalize();
+    f.inner.write_all(&sum.to_le_bytes())
 }
 
 /// Writes `record` to `path` atomically. Failures are ignored: the record only ever saves
@@ -656,7 +715,7 @@ mod tests {
                 whole.set_output(i, stamp_of(i));
             }
             let (mut written, mut runs) = (Vec::new(), Vec::new());
-            let sections = Sections { inputs: (inputs, &input_stamps), outputs, dirs: &dir_stamps };
+            let sections = Sections { inputs: (inputs, &input_stamps), outputs, dirs: &dir_stamps, lock: None };
             write_filled(&mut written, [7; 32], (5, 6), sections, part, |run, entries| {
                 runs.push(run.clone());
                 for (i, e) in run.zip(entries.chunks_exact_mut(ENTRY)) {

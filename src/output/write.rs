@@ -23,7 +23,7 @@
 //! `--out` wait for each other instead of interleaving.
 
 use super::ahead::Ahead;
-use super::known::{Known, LockView, PreviousRead, Seen, capacity_for, read_previous};
+use super::known::{Known, LockView, PreviousRead, Seen, capacity_for, read_previous, record_at};
 use super::memo::Making;
 use super::record::Stamp;
 use super::sink::Sink;
@@ -400,7 +400,8 @@ impl<'o> Writer<'o> {
             remove_made(&made);
             return Err(d);
         }
-        let (flock, previous) = match lock_and_recover(self.out, self.opts.previous_held()) {
+        let record = record_at(self.out, self.redacted, self.opts.records, self.opts.untrusted);
+        let (flock, previous) = match lock_and_recover(self.out, self.opts.previous_held(), record.as_deref()) {
             Ok(found) => found,
             Err(d) => {
                 remove_made(&made);
@@ -590,11 +591,12 @@ impl Drop for Writer<'_> {
 }
 
 /// Takes the write lock of `out`, finishes or rolls back what a killed run left, and reads
-/// the previous lock (its table held up to `held` bytes).
-fn lock_and_recover(out: &Path, held: usize) -> Result<(fs::File, Previous), Diagnostic> {
+/// the previous lock (its table held up to `held` bytes; from the stat record at `record`
+/// when that vouches for it).
+fn lock_and_recover(out: &Path, held: usize, record: Option<&Path>) -> Result<(fs::File, Previous), Diagnostic> {
     let flock = lock_out(out)?;
     recover(out)?;
-    Ok((flock, previous_lock(out, held)?))
+    Ok((flock, previous_lock(out, held, record)?))
 }
 
 /// `out` and those of its parents that do not exist, outermost first.
@@ -739,8 +741,12 @@ pub(crate) struct PreviousLock {
 /// The lock in `out`, its outputs table held up to `held` bytes and past that on disk, in
 /// an unnamed file in `out` (`usize::MAX`: held whatever its size, for a check, which
 /// writes nothing). A lock longer than `held` is parsed and hashed as it is read, not
-/// held (13 MB at 30,000 agent ids).
-pub(crate) fn previous_lock(out: &Path, held: usize) -> Result<Previous, Diagnostic> {
+/// held (13 MB at 30,000 agent ids). When the stat record at `record` vouches for the lock
+/// as it is now, the lock is not read at all: the record's copy of it is.
+pub(crate) fn previous_lock(out: &Path, held: usize, record: Option<&Path>) -> Result<Previous, Diagnostic> {
+    if let Some(copied) = record.and_then(|at| copied_lock(out, at, held)) {
+        return copied;
+    }
     // Read before the lock is, as the stat record's time is (see `record`).
     let time = super::record::now();
     let hold = u64::try_from(held).unwrap_or(u64::MAX);
@@ -783,6 +789,70 @@ pub(crate) fn previous_lock(out: &Path, held: usize) -> Result<Previous, Diagnos
             }
         }
     })
+}
+
+/// The lock in `out` as the stat record at `at` copied it (`lock::copy`), when the record
+/// vouches that the lock is still the one it copied (its stamp the recorded one, both
+/// older than the record): a recompile neither reads, hashes nor parses the lock (13 MB of
+/// JSON at 30,000 agent ids), as a check does not. Its outputs go into the table as
+/// [`read_previous`] puts the lock's, and its head is read by the same reader. `None`:
+/// no record, no copy, the lock changed, or a copy that does not decode (the lock is then
+/// read); an error: the table could not go to disk.
+fn copied_lock(out: &Path, at: &Path, held: usize) -> Option<Result<Previous, Diagnostic>> {
+    use io::Read;
+    let meta = fs::symlink_metadata(out.join(LOCK)).ok().filter(fs::Metadata::is_file)?;
+    let stamp = Stamp::of(&meta);
+    let record = super::record::load_on_disk(at)?;
+    let mut copy = io::BufReader::with_capacity(1 << 16, record.copy_for(&stamp)?);
+    let u32_le = |copy: &mut dyn Read| -> Option<u32> {
+        let mut b = [0; 4];
+        copy.read_exact(&mut b).ok()?;
+        Some(u32::from_le_bytes(b))
+    };
+    let head_len = u32_le(&mut copy)?;
+    let mut head = Vec::new();
+    (&mut copy).take(u64::from(head_len)).read_to_end(&mut head).ok()?;
+    let file = || unnamed_in(out);
+    let read = match read_previous(&mut serde_json::Deserializer::from_slice(&head), held, 0, &file) {
+        Ok(Ok(read)) if read.listed == 0 && head.len() == head_len as usize => read,
+        Ok(_) => return None,
+        Err(e) => return Some(Err(spill_failed(&e))),
+    };
+    let listed = u32_le(&mut copy)? as usize;
+    let mut filling = super::outputs::Filling::new(held, listed.min(disk::MAX_BOOKKEEPING as usize / 34), &file);
+    let mut path = Vec::new();
+    for i in 0..listed {
+        let mut len = [0; 2];
+        copy.read_exact(&mut len).ok()?;
+        path.resize(usize::from(u16::from_le_bytes(len)), 0);
+        let mut digest = [0; 32];
+        copy.read_exact(&mut path).ok()?;
+        copy.read_exact(&mut digest).ok()?;
+        let path = std::str::from_utf8(&path).ok()?;
+        if is_safe_relative(path)
+            && let Err(e) = filling.insert(path, i, Some(digest))
+        {
+            return Some(Err(spill_failed(&e)));
+        }
+    }
+    // Nothing after the last output.
+    if copy.read(&mut [0]).ok()? != 0 {
+        return None;
+    }
+    let outputs = match filling.finish() {
+        Ok(outputs) => outputs,
+        Err(e) => return Some(Err(spill_failed(&e))),
+    };
+    let described = crate::lock::described_digest(read.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref())));
+    Some(Ok(Previous::Lock(PreviousLock {
+        digest: record.lock(),
+        inputs: read.inputs.len(),
+        listed,
+        described,
+        redacted: read.redacted,
+        stamp: Some(stamp),
+        outputs,
+    })))
 }
 
 pub(crate) use super::outputs::Outputs;
@@ -1532,10 +1602,10 @@ mod tests {
             _ => None,
         };
         fs::write(out.join(LOCK), &good).unwrap();
-        let whole = view(&previous_lock(out, usize::MAX).unwrap()).expect("a lock");
+        let whole = view(&previous_lock(out, usize::MAX, None).unwrap()).expect("a lock");
         assert_eq!((whole.0, whole.1, whole.2, whole.5.len()), (crate::digest::sha256(good.as_bytes()), 2, 301, 300));
         for held in [1, 500, good.len() - 1] {
-            assert_eq!(view(&previous_lock(out, held).unwrap()).as_ref(), Some(&whole), "held {held}");
+            assert_eq!(view(&previous_lock(out, held, None).unwrap()).as_ref(), Some(&whole), "held {held}");
         }
         let cut = &good[..good.len() - 1];
         let unreadable = [
@@ -1548,10 +1618,59 @@ mod tests {
         for bad in unreadable {
             fs::write(out.join(LOCK), &bad).unwrap();
             for held in [usize::MAX, 1] {
-                assert!(matches!(previous_lock(out, held).unwrap(), Previous::Unreadable), "held {held}: {}", &bad[bad.len() - 40..]);
+                assert!(matches!(previous_lock(out, held, None).unwrap(), Previous::Unreadable), "held {held}: {}", &bad[bad.len() - 40..]);
             }
         }
         assert!(fs::read_dir(out).unwrap().count() == 1, "nothing left beside the lock");
+    }
+
+    /// A lock the stat record vouches for is read from the record's copy, which gives what
+    /// the lock gives read whole (its digest too), at any budget of the table; a lock
+    /// changed since (here, written again with the same bytes: a new stamp) is read from
+    /// the file, and so is one whose record does not read back whole.
+    #[test]
+    fn a_lock_the_record_vouches_for_is_read_from_its_copy_as_from_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, records) = (dir.path().join("out"), dir.path().join("records"));
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        // The second compile stamps the lock the first wrote, past the first's clock tick.
+        for _ in 0..2 {
+            let mut writer = Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, ..Default::default() }, true);
+            let (compiled, refused) = crate::compile_into(&opts, &mut writer);
+            assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
+            writer.finish(&compiled.secrets).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let at = super::super::record::path(&records, &out, &[]).unwrap();
+        let view = |p: &Previous| match p {
+            Previous::Lock(l) => {
+                let outputs: Vec<_> =
+                    l.outputs.iter().map(|e| e.map(|(p, i, d)| (p.into_owned(), i, d))).collect::<io::Result<_>>().unwrap();
+                Some((l.digest, l.inputs, l.listed, l.described, l.redacted, outputs))
+            }
+            _ => None,
+        };
+        let sorted = |v: Option<(_, _, _, _, _, Vec<_>)>| v.map(|mut v| (v.5.sort(), v).1);
+        let whole = sorted(view(&previous_lock(&out, usize::MAX, None).unwrap())).expect("a lock");
+        assert_eq!(whole.0, crate::digest::sha256(&fs::read(out.join(LOCK)).unwrap()));
+        assert!(whole.2 > 10 && whole.5.len() == whole.2, "{} outputs", whole.2);
+        for held in [usize::MAX, 1, 500] {
+            let copied = copied_lock(&out, &at, held).expect("read from the copy").unwrap();
+            assert!(matches!(&copied, Previous::Lock(l) if l.stamp.is_some()));
+            assert_eq!(sorted(view(&copied)).as_ref(), Some(&whole), "held {held}");
+            assert_eq!(sorted(view(&previous_lock(&out, held, Some(&at)).unwrap())).as_ref(), Some(&whole), "held {held}");
+        }
+        let lock = fs::read(out.join(LOCK)).unwrap();
+        fs::write(out.join(LOCK), &lock).unwrap();
+        assert!(copied_lock(&out, &at, usize::MAX).is_none(), "a lock stamped anew is not the one copied");
+        assert_eq!(sorted(view(&previous_lock(&out, 1, Some(&at)).unwrap())).as_ref(), Some(&whole));
+        // A record cut short reads back as no record.
+        let record = fs::read(&at).unwrap();
+        fs::write(&at, &record[..record.len() - 1]).unwrap();
+        assert!(copied_lock(&out, &at, usize::MAX).is_none());
+        let names: Vec<String> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(!names.iter().any(|n| n.starts_with('.')), "nothing left beside the tree: {names:?}");
     }
 
     /// The lock found when `--out` is opened is taken as current by its digest only while
@@ -1568,7 +1687,7 @@ mod tests {
         // taken unread.
         let future = std::time::SystemTime::now() + std::time::Duration::from_secs(10);
         std::fs::File::options().write(true).open(out.join(LOCK)).unwrap().set_modified(future).unwrap();
-        let racy = previous_lock(out, usize::MAX).unwrap();
+        let racy = previous_lock(out, usize::MAX, None).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(!racy.lock_is(&sha, &meta), "changed in the tick it was read");
         // Older than the clock's tick when read: taken while its stamp holds.
@@ -1576,7 +1695,7 @@ mod tests {
         std::fs::File::options().write(true).open(out.join(LOCK)).unwrap().set_modified(old).unwrap();
         // Its status change time (now) a clock tick (at most 10 ms) older than the read.
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let read = previous_lock(out, usize::MAX).unwrap();
+        let read = previous_lock(out, usize::MAX, None).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(read.lock_is(&sha, &meta));
         assert!(!read.lock_is(&crate::digest::sha256(b"other"), &meta), "another digest");
