@@ -3,8 +3,9 @@
 //! metadata changed (git's index does the same for `git status`).
 //!
 //! It also keeps the lock's own stamp and a copy of what a check reads of the lock (see
-//! `lock::copy`): a check whose lock the record vouches for neither reads, hashes nor
-//! parses it (1.4 MB of JSON for the 3,000-agent pod), as git reads its index and not the
+//! `lock::copy`; a write keeps it too, `lock::copy_of`): a check or a recompile whose lock
+//! the record vouches for neither reads, hashes nor parses it (1.4 MB of JSON for the
+//! 3,000-agent pod, 13 MB at 30,000 agent ids), as git reads its index and not the
 //! objects. And it keeps the stamps of the directories that hold the outputs' directories,
 //! so a check need not `lstat` the directories in one whose stamp is unchanged (see
 //! `lock::trusted_directories`).
@@ -459,9 +460,9 @@ fn resolved(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The record at `path` for the lock whose digest is `lock`, with these counts, if there
-/// is a whole one, without its copy of the lock: a write takes the lock's outputs from
-/// the lock, and after a check the copy is as large as the stamps (5.8 MB at 30,000 agent
-/// ids), which a recompile held beside everything else.
+/// is a whole one, its copy of the lock not held: a write reads the copy once, as it
+/// is decoded ([`OnDisk::copy_for`]), and it is as large as the stamps (6.5 MB at 30,000
+/// agent ids), which a recompile held beside everything else.
 pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) -> Option<OnDisk> {
     let (file, len) = open_bounded(path, max_size())?;
     OnDisk::read(file, len).filter(|r| r.is_for(lock, inputs, outputs))
