@@ -1634,14 +1634,17 @@ mod tests {
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
         let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
-        // The second compile stamps the lock the first wrote, past the first's clock tick.
-        for _ in 0..2 {
+        let compile = || {
             let mut writer = Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, ..Default::default() }, true);
             let (compiled, refused) = crate::compile_into(&opts, &mut writer);
             assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
-            writer.finish(&compiled.secrets).unwrap();
+            let summary = writer.finish(&compiled.secrets).unwrap();
             std::thread::sleep(Duration::from_millis(30));
-        }
+            summary
+        };
+        // The second compile stamps the lock the first wrote, past the first's clock tick.
+        compile();
+        compile();
         let at = super::super::record::path(&records, &out, &[]).unwrap();
         let view = |p: &Previous| match p {
             Previous::Lock(l) => {
@@ -1665,6 +1668,11 @@ mod tests {
         fs::write(out.join(LOCK), &lock).unwrap();
         assert!(copied_lock(&out, &at, usize::MAX).is_none(), "a lock stamped anew is not the one copied");
         assert_eq!(sorted(view(&previous_lock(&out, 1, Some(&at)).unwrap())).as_ref(), Some(&whole));
+        // A compile that writes nothing stamps the lock in its record again (the lock is
+        // always counted unchanged, never vouched), so the next reads the copy again.
+        let summary = compile();
+        assert!(summary.written.is_empty() && summary.vouched + 1 == summary.unchanged, "{summary:?}");
+        assert!(copied_lock(&out, &at, usize::MAX).is_some(), "the lock stamped in the record again");
         // A record cut short reads back as no record.
         let record = fs::read(&at).unwrap();
         fs::write(&at, &record[..record.len() - 1]).unwrap();
