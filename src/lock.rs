@@ -981,6 +981,46 @@ pub(crate) fn copy_of(lock: &Pending) -> Option<(usize, impl Fn(&mut dyn std::io
     Some((len, write))
 }
 
+/// The head (JSON) of a [`copy`] read from `r` as it comes, leaving `r` at its outputs.
+pub(crate) fn read_copied_head(r: &mut impl std::io::Read) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut len = [0; 4];
+    r.read_exact(&mut len).ok()?;
+    let len = u32::from_le_bytes(len);
+    let mut head = Vec::new();
+    r.take(u64::from(len)).read_to_end(&mut head).ok()?;
+    (head.len() == len as usize).then_some(head)
+}
+
+/// The outputs of a [`copy`] read from `r` (after [`read_copied_head`]) as they come,
+/// each handed to `each` with its position, never held: how many there are, or `None`
+/// when they do not decode to the copy's last byte. An error from `each` stops it.
+pub(crate) fn read_copied_outputs<E>(
+    r: &mut impl std::io::Read,
+    mut each: impl FnMut(usize, &str, [u8; 32]) -> Result<(), E>,
+) -> Result<Option<usize>, E> {
+    let mut n = [0; 4];
+    if r.read_exact(&mut n).is_err() {
+        return Ok(None);
+    }
+    let n = u32::from_le_bytes(n) as usize;
+    let mut path = Vec::new();
+    for i in 0..n {
+        let mut len = [0; 2];
+        let mut digest = [0; 32];
+        if r.read_exact(&mut len).is_err() {
+            return Ok(None);
+        }
+        path.resize(usize::from(u16::from_le_bytes(len)), 0);
+        if r.read_exact(&mut path).is_err() || r.read_exact(&mut digest).is_err() {
+            return Ok(None);
+        }
+        let Ok(path) = std::str::from_utf8(&path) else { return Ok(None) };
+        each(i, path, digest)?;
+    }
+    Ok(matches!(r.read(&mut [0]), Ok(0)).then_some(n))
+}
+
 /// The head of the copy `b` (JSON) and its outputs' part.
 fn split_copy(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let (len, rest) = b.split_first_chunk::<4>()?;
@@ -1124,6 +1164,22 @@ mod tests {
                 let want: Vec<(String, [u8; 32])> =
                     pending_table(&pending).iter().map(|e| e.map(|(p, d)| (p.into_owned(), d)).unwrap()).collect();
                 assert_eq!(back.iter().map(|(p, d)| (p.to_string(), *d)).collect::<Vec<_>>(), want, "{paths:?}");
+                // Read as it comes, it is the same, and a byte short or long is no copy.
+                let mut r = &kept[..];
+                assert_eq!(read_copied_head(&mut r).map(|h| serde_json::from_slice::<Lock>(&h).unwrap()), Some(head()));
+                let mut streamed = Vec::new();
+                let n = read_copied_outputs(&mut r, |i, p, d| {
+                    streamed.push((i, p.to_string(), d));
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+                assert_eq!(n, Some(want.len()));
+                assert_eq!(streamed.into_iter().map(|(_, p, d)| (p, d)).collect::<Vec<_>>(), want, "{paths:?}");
+                for bad in [&kept[..kept.len() - 1], &[&kept[..], b"x"].concat()[..]] {
+                    let mut r = bad;
+                    read_copied_head(&mut r).unwrap();
+                    assert_eq!(read_copied_outputs(&mut r, |_, _, _| Ok::<_, ()>(())), Ok(None), "{paths:?}");
+                }
             } else {
                 assert!(paths.is_empty(), "a lock with outputs has a copy: {paths:?}");
             }

@@ -799,46 +799,25 @@ pub(crate) fn previous_lock(out: &Path, held: usize, record: Option<&Path>) -> R
 /// no record, no copy, the lock changed, or a copy that does not decode (the lock is then
 /// read); an error: the table could not go to disk.
 fn copied_lock(out: &Path, at: &Path, held: usize) -> Option<Result<Previous, Diagnostic>> {
-    use io::Read;
     let meta = fs::symlink_metadata(out.join(LOCK)).ok().filter(fs::Metadata::is_file)?;
     let stamp = Stamp::of(&meta);
     let record = super::record::load_on_disk(at)?;
     let mut copy = io::BufReader::with_capacity(1 << 16, record.copy_for(&stamp)?);
-    let u32_le = |copy: &mut dyn Read| -> Option<u32> {
-        let mut b = [0; 4];
-        copy.read_exact(&mut b).ok()?;
-        Some(u32::from_le_bytes(b))
-    };
-    let head_len = u32_le(&mut copy)?;
-    let mut head = Vec::new();
-    (&mut copy).take(u64::from(head_len)).read_to_end(&mut head).ok()?;
+    let head = crate::lock::read_copied_head(&mut copy)?;
     let file = || unnamed_in(out);
     let read = match read_previous(&mut serde_json::Deserializer::from_slice(&head), held, 0, &file) {
-        Ok(Ok(read)) if read.listed == 0 && head.len() == head_len as usize => read,
+        Ok(Ok(read)) if read.listed == 0 => read,
         Ok(_) => return None,
         Err(e) => return Some(Err(spill_failed(&e))),
     };
-    let listed = u32_le(&mut copy)? as usize;
-    let mut filling = super::outputs::Filling::new(held, listed.min(disk::MAX_BOOKKEEPING as usize / 34), &file);
-    let mut path = Vec::new();
-    for i in 0..listed {
-        let mut len = [0; 2];
-        copy.read_exact(&mut len).ok()?;
-        path.resize(usize::from(u16::from_le_bytes(len)), 0);
-        let mut digest = [0; 32];
-        copy.read_exact(&mut path).ok()?;
-        copy.read_exact(&mut digest).ok()?;
-        let path = std::str::from_utf8(&path).ok()?;
-        if is_safe_relative(path)
-            && let Err(e) = filling.insert(path, i, Some(digest))
-        {
-            return Some(Err(spill_failed(&e)));
-        }
-    }
-    // Nothing after the last output.
-    if copy.read(&mut [0]).ok()? != 0 {
-        return None;
-    }
+    // Room for as many outputs as the record stamps (the copy's count, in a whole record).
+    let capacity = super::record::Stamps::counts(&record).1.min(disk::MAX_BOOKKEEPING as usize / 34);
+    let mut filling = super::outputs::Filling::new(held, capacity, &file);
+    let each = |i, path: &str, digest| if is_safe_relative(path) { filling.insert(path, i, Some(digest)) } else { Ok(()) };
+    let listed = match crate::lock::read_copied_outputs(&mut copy, each) {
+        Ok(listed) => listed?,
+        Err(e) => return Some(Err(spill_failed(&e))),
+    };
     let outputs = match filling.finish() {
         Ok(outputs) => outputs,
         Err(e) => return Some(Err(spill_failed(&e))),
