@@ -736,6 +736,8 @@ pub(crate) struct PreviousLock {
     /// Its stamp when it was read, unless it changed within the clock tick before: a lock
     /// found with this stamp still holds the bytes `digest` is of.
     pub stamp: Option<Stamp>,
+    /// Read from the stat record's copy, which the record vouched for at `stamp`.
+    pub copied: bool,
 }
 
 /// The lock in `out`, its outputs table held up to `held` bytes and past that on disk, in
@@ -761,6 +763,7 @@ pub(crate) fn previous_lock(out: &Path, held: usize, record: Option<&Path>) -> R
             described: crate::lock::described_digest(read.inputs.iter().map(|i| (&*i.path, &*i.role, i.sha256.as_deref()))),
             redacted: read.redacted,
             stamp,
+            copied: false,
             outputs: read.outputs,
         })
     };
@@ -830,6 +833,7 @@ fn copied_lock(out: &Path, at: &Path, held: usize) -> Option<Result<Previous, Di
         described,
         redacted: read.redacted,
         stamp: Some(stamp),
+        copied: true,
         outputs,
     })))
 }
@@ -908,6 +912,11 @@ impl Previous {
     /// being read again (14 MB at 30,000 agent ids).
     fn lock_is(&self, digest: &[u8; 32], meta: &fs::Metadata) -> bool {
         matches!(self, Previous::Lock(l) if *digest == l.digest && l.stamp == Some(Stamp::of(meta)))
+    }
+
+    /// [`Previous::lock_is`], for the lock the stat record copied: vouched for as it is.
+    fn lock_vouched(&self, digest: &[u8; 32], meta: &fs::Metadata) -> bool {
+        matches!(self, Previous::Lock(l) if l.copied) && self.lock_is(digest, meta)
     }
 }
 
@@ -1027,6 +1036,8 @@ impl Open {
                     || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if crate::digest::sha256(&b) == digest));
             if current {
                 self.summary.unchanged += 1;
+                // Then the record need not be stored again only to stamp the lock.
+                self.summary.vouched += usize::from(self.previous.lock_vouched(&digest, meta));
                 self.seen.push(LOCK.into(), Stamp::of(meta));
                 return Ok(());
             }
@@ -1647,11 +1658,18 @@ mod tests {
         fs::write(out.join(LOCK), &lock).unwrap();
         assert!(copied_lock(&out, &at, usize::MAX).is_none(), "a lock stamped anew is not the one copied");
         assert_eq!(sorted(view(&previous_lock(&out, 1, Some(&at)).unwrap())).as_ref(), Some(&whole));
-        // A compile that writes nothing stamps the lock in its record again (the lock is
-        // always counted unchanged, never vouched), so the next reads the copy again.
+        // A compile that writes nothing but read the lock from the file stamps it in its
+        // record again, so the next reads the copy again.
         let summary = compile();
         assert!(summary.written.is_empty() && summary.vouched + 1 == summary.unchanged, "{summary:?}");
         assert!(copied_lock(&out, &at, usize::MAX).is_some(), "the lock stamped in the record again");
+        // One that finds everything vouched for, the lock by the copy, leaves the record be.
+        use std::os::unix::fs::MetadataExt;
+        let stored = |at: &Path| fs::symlink_metadata(at).map(|m| (m.ino(), m.mtime(), m.mtime_nsec())).unwrap();
+        let before = stored(&at);
+        let summary = compile();
+        assert!(summary.written.is_empty() && summary.vouched == summary.unchanged, "{summary:?}");
+        assert_eq!(stored(&at), before, "the record is not stored again");
         // A record cut short reads back as no record.
         let record = fs::read(&at).unwrap();
         fs::write(&at, &record[..record.len() - 1]).unwrap();
