@@ -333,15 +333,27 @@ impl Known {
 
     /// Whether `rel`, found on disk stamped `stamp` with permission bits `found.0`, already
     /// is the file with bits `mode` whose SHA-256 the previous lock's `outputs` records, by
-    /// the record, without reading it.
-    pub(crate) fn vouches_recorded(&self, previous: &Outputs, rel: &str, mode: u32, found: (u32, &Stamp)) -> bool {
-        found.0 & 0o777 == mode && matches!(previous.get(rel), Some((i, Some(_))) if self.vouches_output(i, found.1))
+    /// the record, without reading it: its index among those outputs and that hash if so.
+    fn vouches_recorded(&self, previous: &Outputs, rel: &str, mode: u32, found: (u32, &Stamp)) -> Option<(usize, [u8; 32])> {
+        if found.0 & 0o777 != mode {
+            return None;
+        }
+        match previous.get(rel)? {
+            (i, Some(digest)) if self.vouches_output(i, found.1) => Some((i, digest)),
+            _ => None,
+        }
     }
 
     /// Whether `f`, found by `walk`, still is the file the previous compile recorded (by
-    /// the previous lock's `outputs`), by the record, without reading it.
-    pub(crate) fn looks_recorded(&self, walk: &mut crate::disk::Walk, previous: &Outputs, f: &crate::artifact::Recorded) -> bool {
-        let Some(st) = walk.stat(&f.path) else { return false };
+    /// the previous lock's `outputs`), by the record, without reading it: where the lock
+    /// lists it, and its hash, if so.
+    pub(crate) fn looks_recorded(
+        &self,
+        walk: &mut crate::disk::Walk,
+        previous: &Outputs,
+        f: &crate::artifact::Recorded,
+    ) -> Option<(usize, [u8; 32])> {
+        let st = walk.stat(&f.path)?;
         self.vouches_recorded(previous, &f.path, f.mode, (st.st_mode, &Stamp::of_stat(&st)))
     }
 

@@ -313,7 +313,7 @@ struct Open {
     memo: Option<(super::memo::Stored, super::memo::Seal)>,
     /// The memo's services already looked at (read ahead), and whether the record vouches
     /// for every one of their files.
-    looked: HashMap<String, bool>,
+    looked: HashMap<String, super::ahead::Looked>,
     /// The new `clawc.lock`, written last, and its mode.
     lock: Option<(Pending, u32)>,
     /// Whether an output was staged whose hash the previous lock does not record (so the
@@ -1077,39 +1077,60 @@ impl Open {
     /// vouched for by the stat record (never read; looked at on every core); then they
     /// count as put and unchanged. A service is taken whole or not at all.
     fn reuse(&mut self, out: &Path, wanted: &[(&str, &[u8; 32])]) -> Vec<Option<Taken>> {
+        use super::ahead::{Held, Looked};
         let (Some((memo, _)), Some(previous)) = (self.memo.as_ref(), self.previous.outputs()) else { return vec![None; wanted.len()] };
-        // Each candidate with its looks if they were read ahead.
-        let candidates: Vec<Option<(Vec<Recorded>, Option<bool>)>> = wanted
+        // Each candidate: held as the read-ahead found it, or its files with whether they
+        // were vouched for ahead.
+        enum Candidate {
+            Held(Held),
+            Files(Vec<Recorded>, Option<bool>),
+        }
+        let candidates: Vec<Option<Candidate>> = wanted
             .iter()
-            .map(|(service, key)| {
-                let (memo_key, files) = memo.files(service)?;
-                let ahead = self.looked.remove(*service);
-                // A service looked at ahead had its names checked there.
-                let named = ahead.is_some() || check_names(files.iter().map(|f| &*f.path)).is_ok();
-                (memo_key == **key && named).then_some((files, ahead))
+            .map(|(service, key)| match self.looked.remove(*service) {
+                Some(Looked::Vouched(Some(held))) => (held.key == **key).then_some(Candidate::Held(held)),
+                ahead => {
+                    let (memo_key, files) = memo.files(service)?;
+                    let ahead = ahead.map(|l| l.vouched());
+                    // A service looked at ahead had its names checked there.
+                    let named = ahead.is_some() || check_names(files.iter().map(|f| &*f.path)).is_ok();
+                    (memo_key == **key && named).then_some(Candidate::Files(files, ahead))
+                }
             })
             .collect();
-        let files: Vec<&Recorded> = candidates.iter().flatten().filter(|(_, ahead)| ahead.is_none()).flat_map(|(f, _)| f.iter()).collect();
+        let files: Vec<&Recorded> = candidates
+            .iter()
+            .flatten()
+            .flat_map(|c| match c {
+                Candidate::Files(files, None) => &files[..],
+                _ => &[],
+            })
+            .collect();
         let threads = if files.len() < PARALLEL_MIN_FILES { 1 } else { self.threads };
         let known = &self.known;
         let looks = crate::jobs::map_runs(&files, threads, 256, |_, run| {
             let mut walk = known.walk(out);
-            run.iter().map(|f| walk.as_mut().is_some_and(|w| known.looks_recorded(w, previous, f))).collect::<Vec<_>>()
+            run.iter().map(|f| walk.as_mut().and_then(|w| known.looks_recorded(w, previous, f))).collect::<Vec<_>>()
         });
         let mut looks = looks.into_iter().flatten();
         let mut taken = Vec::with_capacity(wanted.len());
         for candidate in candidates {
-            let Some((files, ahead)) = candidate else {
-                taken.push(None);
-                continue;
+            let found = match candidate {
+                None => None,
+                Some(Candidate::Held(Held { files, at, .. })) => Some((files, at)),
+                Some(Candidate::Files(files, ahead)) => {
+                    // Every one of its looks is taken, vouched for or not, so the next
+                    // service's start where they should. Vouched for, each file is one the
+                    // previous lock records with a hash.
+                    let at: Option<Vec<_>> = match ahead {
+                        None => looks.by_ref().take(files.len()).collect::<Vec<_>>().into_iter().collect(),
+                        Some(true) => files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, d?)))).collect(),
+                        Some(false) => None,
+                    };
+                    at.map(|at| (files, at))
+                }
             };
-            // Every one of its looks is taken, vouched for or not, so the next service's
-            // start where they should.
-            let vouched = ahead.unwrap_or_else(|| looks.by_ref().take(files.len()).fold(true, |all, v| all & v));
-            // Vouched for, each file is one the previous lock records with a hash.
-            let recorded =
-                vouched.then(|| files.iter().map(|f| previous.get(&f.path).and_then(|(i, d)| Some((i, d?)))).collect::<Option<Vec<_>>>());
-            let Some(Some(recorded)) = recorded else {
+            let Some((files, recorded)) = found else {
                 taken.push(None);
                 continue;
             };
@@ -1676,6 +1697,52 @@ mod tests {
         assert!(copied_lock(&out, &at, usize::MAX).is_none());
         let names: Vec<String> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert!(!names.iter().any(|n| n.starts_with('.')), "nothing left beside the tree: {names:?}");
+    }
+
+    /// A service the read-ahead vouched for is taken whether it held the service's files
+    /// (within its budget) or only found them vouched for (past it): the same services,
+    /// every file vouched for, nothing written, as without a read-ahead.
+    #[test]
+    fn a_service_looked_at_ahead_is_taken_held_or_not() {
+        use super::super::ahead::{Looked, Target, read_unlocked};
+        let dir = tempfile::tempdir().unwrap();
+        let (out, records) = (dir.path().join("out"), dir.path().join("records"));
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        let compile = |held: usize, ahead: bool| {
+            let mut writer = Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, held, ..Default::default() }, true);
+            if ahead {
+                let target = Target {
+                    out: out.clone(),
+                    redacted: true,
+                    records: Some(records.clone()),
+                    untrusted: Vec::new(),
+                    held: writer.opts.previous_held(),
+                };
+                let read = read_unlocked(&target).expect("read ahead");
+                assert!(!read.looked.is_empty());
+                for looked in read.looked.values() {
+                    assert_eq!(matches!(looked, Looked::Vouched(Some(_))), held == 0, "{looked:?}");
+                    assert!(looked.vouched());
+                }
+                writer.ahead = Some(Ahead::ready(read));
+            }
+            let (compiled, refused) = crate::compile_into(&opts, &mut writer);
+            assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
+            let summary = writer.finish(&compiled.secrets).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+            summary
+        };
+        for _ in 0..3 {
+            compile(0, false);
+        }
+        let plain = compile(0, false);
+        assert!(plain.reused > 0 && plain.written.is_empty() && plain.vouched == plain.unchanged, "{plain:?}");
+        for held in [0, 64] {
+            let ahead = compile(held, true);
+            let counts = |s: &WriteSummary| (s.reused, s.unchanged, s.vouched, s.written.len(), s.removed.len());
+            assert_eq!(counts(&ahead), counts(&plain), "held {held}");
+        }
     }
 
     /// The lock found when `--out` is opened is taken as current by its digest only while
