@@ -200,9 +200,11 @@ fn look(
             None => Looked::Changed,
             Some(at) => {
                 let size = files.iter().map(|f| HELD_PER_FILE + f.path.len()).sum::<usize>();
-                let held = size <= budget;
-                budget -= if held { size } else { 0 };
-                Looked::Vouched(held.then_some(Held { key, files, at }))
+                let fits = size <= budget;
+                Looked::Vouched(fits.then(|| {
+                    budget -= size;
+                    Held { key, files, at }
+                }))
             }
         };
         looked.insert(service.to_string(), found);

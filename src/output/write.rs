@@ -1635,6 +1635,18 @@ mod tests {
         assert!(fs::read_dir(out).unwrap().count() == 1, "nothing left beside the lock");
     }
 
+    /// The trading-desk example compiled into `writer`, finished, and a clock tick waited
+    /// out (a file stamped in its record's own tick is never vouched for).
+    fn desk_into(mut writer: Writer<'_>) -> WriteSummary {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
+        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
+        let (compiled, refused) = crate::compile_into(&opts, &mut writer);
+        assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
+        let summary = writer.finish(&compiled.secrets).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        summary
+    }
+
     /// A lock the stat record vouches for is read from the record's copy, which gives what
     /// the lock gives read whole (its digest too), at any budget of the table; a lock
     /// changed since (here, written again with the same bytes: a new stamp) is read from
@@ -1643,16 +1655,7 @@ mod tests {
     fn a_lock_the_record_vouches_for_is_read_from_its_copy_as_from_the_lock() {
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
-        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
-        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
-        let compile = || {
-            let mut writer = Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, ..Default::default() }, true);
-            let (compiled, refused) = crate::compile_into(&opts, &mut writer);
-            assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
-            let summary = writer.finish(&compiled.secrets).unwrap();
-            std::thread::sleep(Duration::from_millis(30));
-            summary
-        };
+        let compile = || desk_into(Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, ..Default::default() }, true));
         // The second compile stamps the lock the first wrote, past the first's clock tick.
         compile();
         compile();
@@ -1707,8 +1710,6 @@ mod tests {
         use super::super::ahead::{Looked, Target, read_unlocked};
         let dir = tempfile::tempdir().unwrap();
         let (out, records) = (dir.path().join("out"), dir.path().join("records"));
-        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trading-desk");
-        let opts = crate::Options { pod: example.join("claw-pod.yml"), jobs: 1, ..Default::default() };
         let compile = |held: usize, ahead: bool| {
             let mut writer = Writer::new(&out, WriteOptions { records: Some(&records), jobs: 1, held, ..Default::default() }, true);
             if ahead {
@@ -1727,11 +1728,7 @@ mod tests {
                 }
                 writer.ahead = Some(Ahead::ready(read));
             }
-            let (compiled, refused) = crate::compile_into(&opts, &mut writer);
-            assert!(refused.is_none() && !compiled.diagnostics.has_errors(), "{:?}", compiled.diagnostics);
-            let summary = writer.finish(&compiled.secrets).unwrap();
-            std::thread::sleep(Duration::from_millis(30));
-            summary
+            desk_into(writer)
         };
         for _ in 0..3 {
             compile(0, false);
