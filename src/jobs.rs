@@ -153,6 +153,55 @@ pub(crate) fn fill_runs<T: Sync, U: Send>(
     });
 }
 
+/// `f(state, start, block)` over blocks of `block` items each (`start`: the index of the
+/// block's first item), claimed one at a time by `threads` threads, the calling thread
+/// among them once it has run `first`: for work whose cost per item is even but whose
+/// threads start at different times, as `--check`'s `lstat`s of the outputs while the
+/// calling thread looks at the inputs. A thread that would finish its share early takes
+/// the next block instead, so none is left working alone at the end. Each thread makes
+/// its own `state` with `make` when it claims its first block. The results come back in
+/// the order of the blocks, whichever thread made them.
+///
+/// A thread the system refuses to start leaves its blocks to the others; a panic in a
+/// block is raised again on the caller.
+pub(crate) fn claim_blocks<T: Sync, S, R: Send, C>(
+    items: &[T],
+    block: usize,
+    threads: usize,
+    make: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &[T]) -> R + Sync,
+    first: impl FnOnce() -> C,
+) -> (C, Vec<R>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let block = block.max(1);
+    let blocks = items.len().div_ceil(block);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let (mut state, mut done) = (None, Vec::new());
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= blocks {
+                return done;
+            }
+            let start = b * block;
+            let s = state.get_or_insert_with(&make);
+            done.push((b, f(s, start, &items[start..(start + block).min(items.len())])));
+        }
+    };
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = (1..threads.min(blocks))
+            .filter_map(|_| std::thread::Builder::new().name("clawc-job".into()).spawn_scoped(s, work).ok())
+            .collect();
+        let c = first();
+        let mut all = work();
+        for h in spawned {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all.sort_unstable_by_key(|(b, _)| *b);
+        (c, all.into_iter().map(|(_, r)| r).collect())
+    })
+}
+
 /// What `slot` holds, taken out (once).
 fn take<P>(slot: &std::sync::Mutex<Option<P>>) -> Option<P> {
     slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
@@ -238,6 +287,51 @@ mod tests {
             assert_eq!(runs.iter().map(|(n, _)| n).sum::<usize>(), items.len());
             assert_eq!(runs.iter().map(|(_, c)| c.get()).sum::<u32>(), items.iter().sum::<u32>(), "{threads} threads");
         }
+    }
+
+    #[test]
+    fn claimed_blocks_come_back_in_order_whatever_thread_took_them() {
+        let items: Vec<u32> = (0..1000).collect();
+        for (threads, block) in [(1, 7), (2, 7), (3, 128), (8, 1), (2, 5000)] {
+            let (first, blocks) = claim_blocks(
+                &items,
+                block,
+                threads,
+                // Each thread's own count of the blocks it took: made once per thread.
+                || 0usize,
+                |taken, start, b| {
+                    *taken += 1;
+                    (start, b.to_vec(), *taken)
+                },
+                || std::thread::current().id(),
+            );
+            assert_eq!(first, std::thread::current().id(), "`first` runs on the calling thread");
+            assert_eq!(blocks.len(), 1000usize.div_ceil(block), "{threads} threads, blocks of {block}");
+            assert!(blocks.iter().all(|(start, b, _)| items[*start..].starts_with(b) && b.len() <= block));
+            let all: Vec<Vec<u32>> = blocks.iter().map(|(_, b, _)| b.clone()).collect();
+            assert_eq!(all.concat(), items, "{threads} threads, blocks of {block}");
+            // No thread's state was made twice: the counts taken restart at 1 once per thread.
+            let firsts = blocks.iter().filter(|(_, _, taken)| *taken == 1).count();
+            assert!((1..=threads).contains(&firsts), "{firsts} states for {threads} threads");
+        }
+        let (_, none) = claim_blocks(&[] as &[u8], 4, 2, || (), |(), _, b| b.len(), || ());
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_thread_that_starts_late_leaves_no_one_working_alone() {
+        // The calling thread is busy in `first` until the others have taken every block.
+        let items: Vec<u32> = (0..64).collect();
+        let caller = std::thread::current().id();
+        let (_, ids) = claim_blocks(
+            &items,
+            1,
+            2,
+            || (),
+            |(), _, _| std::thread::current().id(),
+            || std::thread::sleep(std::time::Duration::from_millis(200)),
+        );
+        assert!(ids.iter().all(|id| *id != caller), "the spawned thread took every block while the caller was busy");
     }
 
     #[test]
