@@ -67,13 +67,60 @@ pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
     /// Header, `inputs + outputs + dirs + 1` entries (the last one the lock's), the copy.
-    buf: Vec<u8>,
+    buf: Bytes,
     inputs: usize,
     outputs: usize,
     /// Directories whose entries a check may trust unchanged while their stamp is (see
     /// [`crate::lock`]'s replay: the parents of the directories holding outputs).
     dirs: usize,
 }
+
+/// A record's bytes, less the checksum: made by this run, or a file's own pages mapped.
+///
+/// A check maps the record it reads rather than copying it (1.2 MB at 3,000 agent ids,
+/// 12 MB at 30,000): copying a megabyte into memory the process has not touched yet costs
+/// a page fault per page, 1 ms of the 3,000-agent check, and mapping the file's pages
+/// costs a fifth of that. git reads its index the same way.
+#[derive(Debug)]
+enum Bytes {
+    Made(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Made(b) => b,
+            Bytes::Mapped(m) => &m[..m.len() - TRAILER],
+        }
+    }
+
+    /// The bytes to change: a mapped record is copied first (only a record made by this
+    /// run is ever changed, so this does not happen in practice).
+    fn made(&mut self) -> &mut Vec<u8> {
+        if let Bytes::Mapped(_) = self {
+            *self = Bytes::Made(self.get().to_vec());
+        }
+        match self {
+            Bytes::Made(b) => b,
+            Bytes::Mapped(_) => unreachable!("made above"),
+        }
+    }
+}
+
+impl Clone for Bytes {
+    fn clone(&self) -> Bytes {
+        Bytes::Made(self.get().to_vec())
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for Bytes {}
 
 impl Record {
     /// An empty record for the lock `lock` (its digest), stamped `time` (taken with [`now`]
@@ -83,12 +130,12 @@ impl Record {
         let mut buf = Vec::with_capacity(entries);
         buf.extend_from_slice(&header(lock, time, inputs, outputs, dirs));
         buf.resize(entries, 0);
-        Record { buf, inputs, outputs, dirs }
+        Record { buf: Bytes::Made(buf), inputs, outputs, dirs }
     }
 
     /// The SHA-256 of the lock this record is bound to.
     pub(crate) fn lock(&self) -> [u8; 32] {
-        self.buf[16..48].try_into().expect("32 bytes")
+        self.buf.get()[16..48].try_into().expect("32 bytes")
     }
 
     /// How many inputs it has stamps for.
@@ -123,79 +170,72 @@ impl Record {
     pub(crate) fn copy_for(&self, now: &Stamp) -> Option<&[u8]> {
         let lock = self.inputs + self.outputs + self.dirs;
         let at = HEADER + (lock + 1) * ENTRY;
-        (self.buf.len() > at && self.vouches(lock, now)).then(|| &self.buf[at..])
+        let buf = self.buf.get();
+        (buf.len() > at && self.vouches(lock, now)).then(|| &buf[at..])
     }
 
     /// Keeps `copy` of the lock stamped `stamp` (replacing any).
     pub(crate) fn set_copy(&mut self, stamp: Stamp, copy: &[u8]) {
         let lock = self.inputs + self.outputs + self.dirs;
         self.set(lock, Some(stamp));
-        self.buf.truncate(HEADER + (lock + 1) * ENTRY);
-        self.buf.extend_from_slice(copy);
-        self.buf[76..80].copy_from_slice(&(copy.len() as u32).to_le_bytes());
+        let buf = self.buf.made();
+        buf.truncate(HEADER + (lock + 1) * ENTRY);
+        buf.extend_from_slice(copy);
+        buf[76..80].copy_from_slice(&(copy.len() as u32).to_le_bytes());
     }
 
     fn set(&mut self, n: usize, stamp: Option<Stamp>) {
         let at = HEADER + n * ENTRY;
-        put_entry(&mut self.buf[at..at + ENTRY], stamp);
+        put_entry(&mut self.buf.made()[at..at + ENTRY], stamp);
     }
 
     #[cfg(test)]
     fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(self.buf.len() + TRAILER);
-        b.extend_from_slice(&self.buf);
+        let mut b = Vec::with_capacity(self.buf.get().len() + TRAILER);
+        b.extend_from_slice(self.buf.get());
         b.extend_from_slice(&self.checksum());
         b
     }
 
     fn checksum(&self) -> [u8; 4] {
-        crc32fast::hash(&self.buf).to_le_bytes()
+        crc32fast::hash(self.buf.get()).to_le_bytes()
     }
 
-    /// The record in `b` if it is whole (see [`Record::read`]).
+    /// The record in `b` if it is whole (see [`Record::whole`]).
     #[cfg(test)]
     fn decode(b: Vec<u8>) -> Option<Record> {
-        Record::read(&b[..], b.len(), true)
+        let (inputs, outputs, dirs) = Record::whole(&b)?;
+        let mut b = b;
+        b.truncate(b.len() - TRAILER);
+        Some(Record { buf: Bytes::Made(b), inputs, outputs, dirs })
     }
 
-    /// The record `r` holds (`len` bytes) if it is whole: its size agrees with its counts,
-    /// its checksum with its bytes, and every entry's tag is 0 or 1. Without `keep_copy`,
-    /// its copy of the lock is checksummed as it is read, not kept.
-    fn read(mut r: impl Read, len: usize, keep_copy: bool) -> Option<Record> {
+    /// The record in `file` (`len` bytes, its size when it was opened), its pages mapped,
+    /// if it is whole.
+    fn map(file: &std::fs::File, len: usize) -> Option<Record> {
         if len < HEADER + ENTRY + TRAILER {
             return None;
         }
-        let mut header = [0; HEADER];
-        r.read_exact(&mut header).ok()?;
-        let (inputs, outputs, dirs) = counts_of(&header, len)?;
-        let copy = u32::from_le_bytes(header[76..80].try_into().expect("4 bytes")) as usize;
-        let kept = if keep_copy { copy } else { 0 };
-        let whole = HEADER + (inputs + outputs + dirs + 1) * ENTRY + kept;
-        let mut b = Vec::with_capacity(whole);
-        b.extend_from_slice(&header);
-        b.resize(whole, 0);
-        r.read_exact(&mut b[HEADER..]).ok()?;
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&b);
-        let mut block = vec![0; (copy - kept).min(64 << 10)];
-        let mut left = copy - kept;
-        while left > 0 {
-            let n = left.min(block.len());
-            r.read_exact(&mut block[..n]).ok()?;
-            crc.update(&block[..n]);
-            left -= n;
-        }
-        let mut sum = [0; TRAILER];
-        r.read_exact(&mut sum).ok()?;
-        // Nothing after it (a file that grew since its size was read is not this record).
-        if crc.finalize().to_le_bytes() != sum || r.read(&mut [0]).ok()? != 0 {
+        // SAFETY: the mapping is read only, and of a record in the user's cache, which
+        // clawc writes only by renaming a new file over it, never changing one in place:
+        // the bytes mapped stay those checked below while they are mapped. (A process of
+        // the same user truncating the file while a check reads it would end the check
+        // with SIGBUS, as it would end git reading its index.)
+        let map = unsafe { memmap2::MmapOptions::new().len(len).populate().map(file) }.ok()?;
+        let (inputs, outputs, dirs) = Record::whole(&map)?;
+        Some(Record { buf: Bytes::Mapped(map), inputs, outputs, dirs })
+    }
+
+    /// The counts of the record whose file holds the bytes `b`, if it is whole: its size
+    /// agrees with its counts, its checksum with its bytes, and every entry's tag is 0 or 1.
+    fn whole(b: &[u8]) -> Option<(usize, usize, usize)> {
+        let header: &[u8; HEADER] = b.first_chunk()?;
+        let (inputs, outputs, dirs) = counts_of(header, b.len())?;
+        let (body, sum) = b.split_last_chunk::<TRAILER>()?;
+        if crc32fast::hash(body).to_le_bytes() != *sum {
             return None;
         }
-        if (0..=inputs + outputs + dirs).any(|n| b[HEADER + n * ENTRY] > 1) {
-            return None;
-        }
-        b[76..80].copy_from_slice(&(kept as u32).to_le_bytes());
-        Some(Record { buf: b, inputs, outputs, dirs })
+        (0..=inputs + outputs + dirs).all(|n| body[HEADER + n * ENTRY] <= 1).then_some((inputs, outputs, dirs))
     }
 }
 
@@ -245,12 +285,12 @@ impl Stamps for Record {
     }
 
     fn time(&self) -> Time {
-        time_of(&self.buf)
+        time_of(self.buf.get())
     }
 
     fn entry(&self, n: usize) -> Option<Stamp> {
         let at = HEADER + n * ENTRY;
-        decode_entry(&self.buf[at..at + ENTRY])
+        decode_entry(&self.buf.get()[at..at + ENTRY])
     }
 }
 
@@ -477,14 +517,13 @@ pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
 
 /// The record at `path`, whichever lock it is for, if there is a whole one.
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
-    read_file(path, true)
+    read_file(path)
 }
 
-/// The record in the cache file at `path`, if there is a whole one (read straight into the
-/// record's buffer).
-fn read_file(path: &Path, keep_copy: bool) -> Option<Record> {
+/// The record in the cache file at `path`, if there is a whole one (its pages mapped).
+fn read_file(path: &Path) -> Option<Record> {
     let (file, len) = open_bounded(path, max_size())?;
-    Record::read(&file, len, keep_copy)
+    Record::map(&file, len)
 }
 
 /// The cache file at `path`, opened without following a symlink, and its length, only if
@@ -648,7 +687,7 @@ fn write_filled(
 pub(crate) fn store(path: &Path, record: &Record) {
     // Its bytes, then their checksum: not joined in a copy (5 MB at 30,000 agent ids).
     let _ = replace(path, |f| {
-        std::io::Write::write_all(f, &record.buf)?;
+        std::io::Write::write_all(f, record.buf.get())?;
         std::io::Write::write_all(f, &record.checksum())
     });
 }
@@ -892,6 +931,33 @@ mod tests {
         store(&p, &Record::new([3; 32], (1, 0), 2, 3, 0));
         assert!(!p.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), r.encode(), "the link's target is untouched");
+    }
+
+    /// A check maps the record's file: only a whole one is taken, and changing what was
+    /// mapped changes a copy, never the file.
+    #[test]
+    fn a_mapped_record_is_taken_only_whole_and_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("record");
+        let r = record();
+        let b = r.encode();
+        let mut grown = b.clone();
+        grown.push(0);
+        let mut flipped = b.clone();
+        flipped[HEADER + ENTRY + 3] ^= 1;
+        for (bad, why) in [(&b[..0], "empty"), (&b[..b.len() - 1], "truncated"), (&grown[..], "grown"), (&flipped[..], "a flipped bit")] {
+            std::fs::write(&at, bad).unwrap();
+            assert_eq!(load_any(&at), None, "{why}");
+        }
+        std::fs::write(&at, &b).unwrap();
+        let mut mapped = load_any(&at).unwrap();
+        assert!(matches!(mapped.buf, Bytes::Mapped(_)));
+        assert_eq!(mapped, r);
+        mapped.set_output(0, Some(stamp(77)));
+        assert!(matches!(mapped.buf, Bytes::Made(_)));
+        assert_eq!(mapped.output(0), Some(stamp(77)));
+        assert_eq!(std::fs::read(&at).unwrap(), b, "the file is as it was");
+        assert_eq!(load_any(&at), Some(r));
     }
 
     #[test]
