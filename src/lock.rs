@@ -676,8 +676,9 @@ pub(crate) fn replay(
         return Replay::Unknown;
     }
     let parents = disk::parents_of_directories(listed.iter().map(|o| o.path));
-    let mut next = Record::new(digest, time, n_in, n_out, parents.len());
-    let Some((trusted, restamped)) = trusted_directories(out, &parents, previous.as_ref(), &mut next) else { return Replay::Unknown };
+    let Ok(walk) = disk::Walk::new(out) else { return Replay::Unknown };
+    let (dirs, trusted) = record::trusted_directories(&walk, &parents, previous.as_ref());
+    let restamped = trusted.len() < parents.len();
     // With a token value set, the caller scans every committed output for it.
     let scan = lock.env.secret_keys.iter().any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
     // Thousands of outputs are looked at on every core, in blocks each thread claims as it
@@ -703,24 +704,31 @@ pub(crate) fn replay(
         inputs
     };
     let (inputs, seen) = crate::jobs::claim_blocks(&listed, OUTPUTS_PER_BLOCK, threads, walk, look, inputs);
-    let Some((mut rehashed, stamps)) = inputs else { return Replay::Unknown };
-    for (i, stamp) in stamps.into_iter().enumerate() {
-        next.set_input(i, stamp);
-    }
+    let Some((mut rehashed, inputs)) = inputs else { return Replay::Unknown };
+    let mut parts = Vec::with_capacity(seen.len());
     let mut outputs = BTreeMap::new();
-    for (b, part) in seen.into_iter().enumerate() {
+    for part in seen {
         let Some(part) = part else { return Replay::Unknown };
-        for (k, stamp) in part.stamps.into_iter().enumerate() {
-            next.set_output(b * OUTPUTS_PER_BLOCK + k, stamp);
-        }
         rehashed += part.rehashed;
         outputs.extend(part.bytes);
+        parts.push(part.stamps);
     }
     // Anything read, or a directory stamped anew (a file added beside the outputs), makes
-    // a record the next check can use without reading it again.
+    // a record the next check can use without reading it again. Otherwise none is made:
+    // the one there already says all this one would.
     if let Some(at) = at
         && (rehashed > 0 || !copied || restamped)
     {
+        let mut next = Record::new(digest, time, n_in, n_out, parents.len());
+        for (i, stamp) in inputs.into_iter().enumerate() {
+            next.set_input(i, stamp);
+        }
+        for (i, stamp) in parts.into_iter().flatten().enumerate() {
+            next.set_output(i, stamp);
+        }
+        for (i, stamp) in dirs.into_iter().enumerate() {
+            next.set_dir(i, stamp);
+        }
         let head = Lock { outputs: Vec::new(), ..lock };
         if let Some(c) = copy(&head, &listed) {
             next.set_copy(stamp, &c);
@@ -729,25 +737,6 @@ pub(crate) fn replay(
         return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed };
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
-}
-
-/// Stamps `parents` (the directories holding the outputs' directories; see
-/// [`disk::parents_of_directories`]) in `next`, and returns those the `previous` record
-/// lets a walk trust ([`crate::output::record::trusted_directories`]), and whether any was
-/// not trusted (its stamp is new). `None`: `out` cannot be entered.
-fn trusted_directories(
-    out: &Path,
-    parents: &[&str],
-    previous: Option<&crate::output::record::Record>,
-    next: &mut crate::output::record::Record,
-) -> Option<(std::sync::Arc<[String]>, bool)> {
-    let walk = disk::Walk::new(out).ok()?;
-    let (stamps, trusted) = crate::output::record::trusted_directories(&walk, parents, previous);
-    for (i, stamp) in stamps.into_iter().enumerate() {
-        next.set_dir(i, stamp);
-    }
-    let restamped = trusted.len() < parents.len();
-    Some((trusted, restamped))
 }
 
 /// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one
