@@ -690,19 +690,9 @@ pub(crate) fn replay(
     let stop = std::sync::atomic::AtomicBool::new(false);
     let walk = || disk::Walk::new(out).ok().map(|w| w.trusting(trusted.clone()));
     let look = |walk: &mut Option<disk::Walk>, first: usize, block: &[Out]| {
-        let seen = outputs_in_sync(walk.as_mut()?, block, first, previous.as_ref(), scan, with.want, &stop);
-        if seen.is_none() {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        seen
+        stopping(&stop, walk.as_mut().and_then(|w| outputs_in_sync(w, block, first, previous.as_ref(), scan, with.want, &stop)))
     };
-    let inputs = || {
-        let inputs = inputs_in_sync(&lock.inputs, pod_dir, root, previous.as_ref());
-        if inputs.is_none() {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        inputs
-    };
+    let inputs = || stopping(&stop, inputs_in_sync(&lock.inputs, pod_dir, root, previous.as_ref()));
     let (inputs, seen) = crate::jobs::claim_blocks(&listed, OUTPUTS_PER_BLOCK, threads, walk, look, inputs);
     let Some((mut rehashed, inputs)) = inputs else { return Replay::Unknown };
     let mut parts = Vec::with_capacity(seen.len());
@@ -737,6 +727,15 @@ pub(crate) fn replay(
         return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed };
     }
     Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
+}
+
+/// `seen`, having set `stop` if it is `None`: what is not in sync stops the other threads
+/// of a replay.
+fn stopping<T>(stop: &std::sync::atomic::AtomicBool, seen: Option<T>) -> Option<T> {
+    if seen.is_none() {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    seen
 }
 
 /// Whether the lock's `inputs` under `pod_dir` have the recorded hashes (an absent one

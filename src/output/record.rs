@@ -213,9 +213,6 @@ impl Record {
     /// The record in `file` (`len` bytes, its size when it was opened), its pages mapped,
     /// if it is whole.
     fn map(file: &std::fs::File, len: usize) -> Option<Record> {
-        if len < HEADER + ENTRY + TRAILER {
-            return None;
-        }
         // SAFETY: the mapping is read only, and of a record in the user's cache, which
         // clawc writes only by renaming a new file over it, never changing one in place:
         // the bytes mapped stay those checked below while they are mapped. (A process of
@@ -515,13 +512,9 @@ pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
     OnDisk::read(file, len)
 }
 
-/// The record at `path`, whichever lock it is for, if there is a whole one.
+/// The record at `path`, whichever lock it is for, if there is a whole one (its pages
+/// mapped).
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
-    read_file(path)
-}
-
-/// The record in the cache file at `path`, if there is a whole one (its pages mapped).
-fn read_file(path: &Path) -> Option<Record> {
     let (file, len) = open_bounded(path, max_size())?;
     Record::map(&file, len)
 }
