@@ -22,9 +22,11 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 pub enum Kind {
     /// mimalloc: fast for the many small, short-lived blocks of a compile.
     Mimalloc,
-    /// mimalloc with freed pages kept at its default delay, for a process that compiles
-    /// again and again (`compile --watch`): given back after 1 ms, each compile faulted
-    /// its heap in anew, and the watch's one-agent edit took about a fifth longer.
+    /// mimalloc with freed pages kept, never given back, for a process that compiles
+    /// again and again (`compile --watch`): the heap stays at the peak of its largest
+    /// compile, and each compile finds it resident. Given back after 1 ms, the watch's
+    /// one-agent edit took about a fifth longer; after mimalloc's default 10 ms, still
+    /// about an eighth (the pages were gone before the next save).
     Kept,
     /// glibc's (the system's): cheap to start, for runs that do little.
     System,
@@ -62,8 +64,8 @@ pub fn choose(kind: Kind) -> bool {
         Kind::System => SYSTEM,
     };
     let taken = CHOSEN.compare_exchange(UNSET, value, Relaxed, Relaxed).is_ok();
-    if taken && kind == Kind::Mimalloc {
-        purge_promptly();
+    if let Some(ms) = purge_delay(kind).filter(|_| taken) {
+        set_purge_delay(ms);
     }
     taken || CHOSEN.load(Relaxed) == value
 }
@@ -72,17 +74,29 @@ pub fn choose(kind: Kind) -> bool {
 /// constant for it).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Has mimalloc give freed pages back to the system after 1 ms instead of its default
-/// 10 ms. A compile frees big blocks early (the previous lock's bytes, the pod's parse)
-/// and grows again later, and pages kept for 10 ms were still resident then: at 30,000
-/// agent ids a recompile's peak RSS was 88 MB for a heap of 62 MB, and is 76 MB this way
-/// (74 MB at 0 ms, which made the 3,000-agent edit about 5 % slower; docs/performance.md).
-/// `MIMALLOC_PURGE_DELAY` (or its older name) in the environment still says otherwise.
-fn purge_promptly() {
+/// How long mimalloc keeps a freed page before giving it back to the system, in ms (-1:
+/// never), for a run of `kind`; `None` leaves mimalloc's default (10 ms).
+///
+/// A compile gives pages back after 1 ms. It frees big blocks early (the previous lock's
+/// bytes, the pod's parse) and grows again later, and pages kept for 10 ms were still
+/// resident then: at 30,000 agent ids a recompile's peak RSS was 88 MB for a heap of
+/// 62 MB, and is 76 MB this way (74 MB at 0 ms, which made the 3,000-agent edit about 5 %
+/// slower; docs/performance.md). A watch never gives them back ([`Kind::Kept`]).
+fn purge_delay(kind: Kind) -> Option<std::ffi::c_long> {
+    match kind {
+        Kind::Mimalloc => Some(1),
+        Kind::Kept => Some(-1),
+        Kind::System => None,
+    }
+}
+
+/// Sets mimalloc's purge delay, unless `MIMALLOC_PURGE_DELAY` (or its older name) in the
+/// environment says otherwise.
+fn set_purge_delay(ms: std::ffi::c_long) {
     // mimalloc read its environment as the process loaded, so it is looked at here.
     if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().all(|v| std::env::var_os(v).is_none()) {
         // SAFETY: stores a number in mimalloc's table of options; it allocates nothing.
-        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 1) }
+        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, ms) }
     }
 }
 
@@ -164,5 +178,12 @@ mod tests {
         assert!(!choose(Kind::System), "a second, different choice is refused");
         assert!(choose(Kind::Mimalloc), "the same choice again is what holds");
         assert!(!system());
+    }
+
+    #[test]
+    fn a_watch_keeps_its_freed_pages_and_a_compile_gives_them_back_at_once() {
+        assert_eq!(purge_delay(Kind::Kept), Some(-1), "never given back: the next compile finds them resident");
+        assert_eq!(purge_delay(Kind::Mimalloc), Some(1));
+        assert_eq!(purge_delay(Kind::System), None, "mimalloc serves nothing");
     }
 }
