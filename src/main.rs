@@ -26,6 +26,26 @@ use std::os::unix::ffi::OsStrExt;
 #[global_allocator]
 static ALLOC: clawc::allocator::Chosen = clawc::allocator::Chosen;
 
+// The libm functions the binary's code calls, in pure Rust (the `libm` crate): with them
+// defined here, the link does not need libm, and the dynamic loader does not map it at
+// every start. That was 11 page faults and a quarter of a millisecond, a tenth of a no-op
+// `compile --check` of a small pod (docs/performance.md). `tests/it/watch.rs` fails when
+// another one is called (a debug build calls the most).
+
+/// C's `pow`: minijinja's `**` operator (no template clawc renders uses it).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[unsafe(no_mangle)]
+pub extern "C" fn pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}
+
+/// C's `log2`: num-bigint's parse of a number in a radix (called only in a debug build).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[unsafe(no_mangle)]
+pub extern "C" fn log2(x: f64) -> f64 {
+    libm::log2(x)
+}
+
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {

@@ -269,3 +269,20 @@ fn an_input_changed_in_place_through_a_link_or_a_directory_on_its_way_is_read_ag
     }
     assert_eq!(w.stop(), 0);
 }
+
+/// The binary maps no libm (src/main.rs defines the few functions of it that clawc
+/// calls): a shared library costs every run a quarter of a millisecond to load. A running
+/// watch's mappings are its whole process image, loaded libraries included.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_binary_loads_no_libm() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let watching = Watching::start(&pod, cache.path());
+    assert_eq!(watching.summary()["status"], "ok");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", watching.child.id())).unwrap();
+    let libs: std::collections::BTreeSet<&str> =
+        maps.lines().filter_map(|l| l.split_whitespace().nth(5)).filter(|p| p.contains(".so")).collect();
+    assert!(libs.iter().any(|l| l.contains("libc.so")), "the maps were read: {libs:?}");
+    assert!(!libs.iter().any(|l| l.contains("/libm.so") || l.contains("/libm-")), "libm is loaded: {libs:?}");
+}
