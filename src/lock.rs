@@ -621,8 +621,9 @@ pub(crate) struct ReplayWith<'a> {
 }
 
 /// Checks `committed`, the lock in `out` ([`committed`]), against the inputs under
-/// `pod_dir` and `env`, by hashes; a file the stat record (see [`crate::output::record`])
-/// found with it vouches for is not read again. When every file is in sync, the record is
+/// `pod_dir` and `env`, by hashes, when a stat record (see [`crate::output::record`]) is
+/// bound to it (else [`Replay::Unknown`]); a file the record vouches for is not read
+/// again. When every file is in sync, the record is
 /// rewritten if anything had to be read, the lock included.
 pub(crate) fn replay(
     committed: Committed,
@@ -643,6 +644,13 @@ pub(crate) fn replay(
         return Replay::Unknown;
     }
     let Committed { lock, digest, time, at, stamp, copied, previous } = committed;
+    // The lock's output hashes are only a claim: whoever wrote the committed tree could
+    // write a lock whose hashes match outputs a compile would never make. A compile on
+    // this machine binding its stat record to these very bytes is what makes them the
+    // compile's own; without that record only a compile can say the tree is in sync.
+    if previous.is_none() {
+        return Replay::Unknown;
+    }
     if lock.version != VERSION
         || lock.clawc != env!("CARGO_PKG_VERSION")
         || lock.secrets != mode_name(mode)

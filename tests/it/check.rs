@@ -307,14 +307,24 @@ fn another_descriptor_override_is_not_in_sync_by_hashes() {
 // the files whose metadata changed since the last check, and a record never makes a
 // changed tree pass.
 
-/// A pod compiled into `out`, and a cache directory for its stat record.
+/// A pod compiled into `out`, and the cache directory that compile left its stat record
+/// in (a check answers from the lock only with a record a compile bound to it).
 fn recorded() -> (Pod, tempfile::TempDir) {
     let pod = pod();
-    assert_eq!(pod.compile(&[]).code, 0);
-    // The record only vouches for files changed strictly before it was taken (racy git):
-    // let the kernel's coarse clock move past the compile's writes.
+    let cache = tempfile::tempdir().unwrap();
+    assert_eq!(compiled_into(&pod, cache.path()), 0);
+    (pod, cache)
+}
+
+/// Compiles `pod` with its stat record in `cache`: the exit code. Waits before and after
+/// for the kernel's coarse clock to move past the last writes, since the record only
+/// vouches for files changed strictly before it was taken (racy git): the inputs just
+/// written, then the compile's outputs.
+fn compiled_into(pod: &Pod, cache: &std::path::Path) -> i32 {
     std::thread::sleep(std::time::Duration::from_millis(50));
-    (pod, tempfile::tempdir().unwrap())
+    let code = pod.run_with_env(&[], &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", cache.to_str().unwrap())]).code;
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    code
 }
 
 /// `--check --format json` with the stat record in `cache`: (exit code, status, answered
@@ -323,13 +333,6 @@ fn check_cached(pod: &Pod, cache: &std::path::Path, extra: &[&str]) -> (i32, Str
     let cache = cache.display().to_string();
     let (code, doc) = check_json_env(pod, &[&["--diff", "none"], extra].concat(), &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", &cache)]);
     (code, doc["status"].as_str().unwrap().into(), doc["answered_by"].as_str().unwrap().into(), doc["rehashed"].as_u64())
-}
-
-/// How many files a check without a record hashes: every input found and every output.
-fn all_files(pod: &Pod) -> u64 {
-    let lock: serde_json::Value = serde_json::from_str(&pod.read("out/clawc.lock")).unwrap();
-    let inputs = lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).count();
-    (inputs + lock["outputs"].as_array().unwrap().len()) as u64
 }
 
 /// The stat records under `cache` (not the render memos beside them).
@@ -416,12 +419,16 @@ fn a_check_answered_by_compiling_still_sees_a_forged_file() {
 fn a_second_no_op_check_rehashes_nothing_and_nothing_lands_under_out() {
     let (pod, cache) = recorded();
     let before = tree(&pod.path("out"));
-    let all = all_files(&pod);
-    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(all)), "the first check hashes all");
+    // The compile's record vouches for every file but those it wrote within the record's
+    // clock tick (the lock, and any written just before it); the check records them too.
+    let (code, status, by, _) = check_cached(&pod, cache.path(), &[]);
+    assert_eq!((code, status.as_str(), by.as_str()), (0, "in-sync", "lock"));
     assert_eq!(records(cache.path()).len(), 1, "one record, in the cache");
-    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)), "the record vouches for all");
-    // --no-cache neither reads nor writes it; --strict still reads report.json.
-    assert_eq!(check_cached(&pod, cache.path(), &["--no-cache"]).3, Some(all));
+    let vouched = (0, "in-sync".into(), "lock".into(), Some(0));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), vouched, "the record vouches for every file");
+    // --no-cache neither reads nor writes it, so only a compile can answer; --strict still
+    // reads report.json.
+    assert_eq!(check_cached(&pod, cache.path(), &["--no-cache"]), (0, "in-sync".into(), "compile".into(), None));
     assert_eq!(check_cached(&pod, cache.path(), &["--strict"]), (0, "in-sync".into(), "lock".into(), Some(0)));
     // The pod's .env sets a token, so every output is read for the committed-token scan,
     // but a vouched one is not hashed (rehashed stays 0 above); the human format too.
@@ -532,9 +539,8 @@ fn a_directory_swapped_under_a_stamped_parent_is_seen() {
     for (dir, parent) in [("out/context/bot", "out/context"), ("out/context", "out")] {
         // No token value: a check then reads no output for the committed-token scan.
         let pod = pod().file(".env", "REGION=eu\n");
-        assert_eq!(pod.compile(&[]).code, 0);
-        std::thread::sleep(std::time::Duration::from_millis(50));
         let cache = tempfile::tempdir().unwrap();
+        assert_eq!(compiled_into(&pod, cache.path()), 0);
         check_cached(&pod, cache.path(), &[]);
         assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
         let mtime = std::fs::metadata(pod.path(parent)).unwrap().modified().unwrap();
@@ -550,11 +556,12 @@ fn a_directory_swapped_under_a_stamped_parent_is_seen() {
     }
 }
 
+/// Without a record bound to the lock, nothing vouches that a compile made it, so the
+/// check compiles.
 #[test]
-fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
+fn a_garbled_stale_or_misplaced_record_makes_the_check_compile() {
     let (pod, cache) = recorded();
-    let all = all_files(&pod);
-    check_cached(&pod, cache.path(), &[]);
+    let compiles = (0, "in-sync".into(), "compile".into(), None);
     let [record] = records(cache.path()).try_into().unwrap();
     let good = std::fs::read(&record).unwrap();
     // Garbage, a truncated record, a flipped bit, a symlink to a good one: all ignored.
@@ -562,36 +569,37 @@ fn a_garbled_stale_or_misplaced_record_falls_back_to_hashing() {
     flipped[good.len() / 2] ^= 1;
     for bad in [b"garbage".to_vec(), good[..good.len() - 1].to_vec(), flipped] {
         std::fs::write(&record, bad).unwrap();
-        assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(all)));
+        assert_eq!(check_cached(&pod, cache.path(), &[]), compiles);
     }
     std::fs::write(pod.path("saved"), &good).unwrap();
     std::fs::remove_file(&record).unwrap();
     std::os::unix::fs::symlink(pod.path("saved"), &record).unwrap();
-    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(all), "a symlinked record is not read");
-    assert!(!record.symlink_metadata().unwrap().file_type().is_symlink(), "it is replaced by a real one");
+    assert_eq!(check_cached(&pod, cache.path(), &[]), compiles, "a symlinked record is not read");
+    assert_eq!(compiled_into(&pod, cache.path()), 0);
+    assert!(!record.symlink_metadata().unwrap().file_type().is_symlink(), "a compile replaces it by a real one");
+    assert_eq!(check_cached(&pod, cache.path(), &[]), (0, "in-sync".into(), "lock".into(), Some(0)));
     // A stale record (saved before an edit, put back after it) cannot hide the edit.
     let stale = std::fs::read(&record).unwrap();
     std::fs::write(pod.path("out/context/bot/feeds.json"), "[]\n").unwrap();
     std::fs::write(&record, &stale).unwrap();
     assert_eq!(check_cached(&pod, cache.path(), &[]).1, "drift");
-    // A record for another lock is not used: a recompile makes a new lock.
+    // A record for another lock is not used: a recompile (its record elsewhere) makes a
+    // new lock.
     let (pod, cache) = recorded();
-    check_cached(&pod, cache.path(), &[]);
     pod.edit_pod("ttl: 5", "ttl: 6");
     assert_eq!(pod.compile(&[]).code, 0);
     std::thread::sleep(std::time::Duration::from_millis(50));
-    assert_eq!(check_cached(&pod, cache.path(), &[]).3, Some(all));
+    assert_eq!(check_cached(&pod, cache.path(), &[]), compiles);
 }
 
 #[test]
 fn no_record_is_kept_in_out_or_in_the_repository() {
     let (pod, _) = recorded();
-    let all = all_files(&pod);
     let before = tree(pod.dir.path());
     for inside in ["out/.cache", ".cache"] {
         let cache = pod.path(inside);
         for _ in 0..2 {
-            assert_eq!(check_cached(&pod, &cache, &[]), (0, "in-sync".into(), "lock".into(), Some(all)), "{inside}");
+            assert_eq!(check_cached(&pod, &cache, &[]), (0, "in-sync".into(), "compile".into(), None), "{inside}");
         }
         assert!(!cache.exists(), "a record was written under {inside}");
     }
@@ -627,7 +635,7 @@ fn a_big_tree_is_looked_at_on_every_core_and_any_difference_is_seen() {
         let (code, doc, _) = compile_json(dir.path(), cache.path(), extra);
         (code, doc)
     };
-    assert_eq!(run(&["--no-cache"]).0, 0);
+    assert_eq!(run(&[]).0, 0);
     std::thread::sleep(std::time::Duration::from_millis(50));
     let lock: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/clawc.lock")).unwrap()).unwrap();
     let outputs: Vec<&str> = lock["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();

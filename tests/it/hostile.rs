@@ -247,6 +247,42 @@ fn a_forged_lock_cannot_make_check_read_or_list_foreign_files() {
     assert_eq!(files, ["clawc.lock"], "only the forged lock itself differs");
 }
 
+/// A pull request that widens an agent's grant in the committed `tools.json` and writes
+/// the new file's hash into `clawc.lock` has a lock whose hashes all match: `--check`
+/// must still compile and show the widened file, on a fresh machine (CI: no stat record)
+/// and on the one that compiled the tree (its record is bound to the lock it wrote).
+#[test]
+fn a_lock_forged_to_match_a_widened_tree_never_passes_check() {
+    let pod = pod();
+    compiled(&pod);
+    let tools = "context/bot/tools.json";
+    let honest = pod.read(&format!("out/{tools}"));
+    let widened = honest.replacen("\"tools\": [", "\"tools\": [\n    {\"name\": \"api.drop_tables\"},", 1);
+    assert_ne!(widened, honest, "the grant was widened");
+    std::fs::write(pod.path(&format!("out/{tools}")), &widened).unwrap();
+    let lock_path = pod.path("out/clawc.lock");
+    let mut lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
+    let entry = lock["outputs"].as_array_mut().unwrap().iter_mut().find(|o| o["path"] == tools).unwrap();
+    entry["sha256"] = sha256(widened.as_bytes()).into();
+    std::fs::write(&lock_path, serde_json::to_vec_pretty(&lock).unwrap()).unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    for cache in [Some(fresh.path()), None] {
+        let mut c = clawc();
+        c.current_dir(pod.dir.path()).args(["compile", "claw-pod.yml", "-o", "out", "--check", "--diff", "none", "--format", "json"]);
+        if let Some(cache) = cache {
+            c.env("CLAWC_CACHE_DIR", cache);
+        }
+        let o = c.output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!((o.status.code(), doc["answered_by"].as_str()), (Some(1), Some("compile")), "{cache:?}: {doc}");
+        let files: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+        assert_eq!(files, ["clawc.lock", tools], "{cache:?}");
+    }
+    // A compile puts the grant back as the pod has it.
+    assert_eq!(pod.compile(&[]).code, 0);
+    assert_eq!(pod.read(&format!("out/{tools}")), honest);
+}
+
 #[test]
 fn an_out_holding_files_clawc_did_not_write_is_refused() {
     let pod = pod();
