@@ -441,12 +441,17 @@ pub(crate) fn environment(opts: &Options) -> Env {
     read_env(opts, &pod_dir(&opts.pod), &mut SourceMap::default(), &mut Diagnostics::default())
 }
 
-/// `compile --check` without compiling: replays `out`'s lock against the inputs
-/// (redact mode only), in the environment `env` (see [`environment`]).
-pub(crate) fn replay_lock(committed: crate::lock::Committed, opts: &Options, env: &Env, out: &Path, want: &[&str]) -> crate::lock::Replay {
+/// A compile (or `compile --check`) without compiling: replays `out`'s lock against the
+/// inputs (redact mode only), in the environment `env` (see [`environment`]).
+pub(crate) fn replay_lock(
+    committed: crate::lock::Committed,
+    opts: &Options,
+    env: &Env,
+    out: &Path,
+    with: &crate::lock::ReplayWith,
+) -> crate::lock::Replay {
     let Some(root) = input_root(opts, &mut Diagnostics::default()) else { return crate::lock::Replay::Unknown };
-    let with = crate::lock::ReplayWith { want };
-    crate::lock::replay(committed, out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), &with)
+    crate::lock::replay(committed, out, &pod_dir(&opts.pod), &root, env, &lock_settings(opts), with)
 }
 
 /// The settings the lock records (and `--check` replays against).

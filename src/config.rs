@@ -127,7 +127,7 @@ pub(crate) const KEYS: &[Key] = &[
         value: "`true` or `false`",
         default: "`false`",
         env: None,
-        meaning: "neither use nor fill the cache of files read out of images, nor the stat record (`--check`'s and a recompile's: every file is read)",
+        meaning: "neither use nor fill the cache of files read out of images, nor the stat record (a `--check` then compiles, and a recompile reads every file)",
         used_by: POD_COMMANDS,
     },
     Key {

@@ -603,8 +603,8 @@ pub(crate) enum Replay {
     /// bytes of the outputs that were read for the caller: every one when a token value is
     /// set (the committed-token scan reads them all), else those it asked for. `rehashed`
     /// counts the files (inputs and outputs) that were read and hashed because the stat
-    /// record did not vouch for them.
-    InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String>, rehashed: usize },
+    /// record did not vouch for them; `listed`, the outputs the lock lists.
+    InSync { outputs: BTreeMap<String, Vec<u8>>, secret_keys: Vec<String>, rehashed: usize, listed: usize },
     /// Something differs (or there is no usable lock): compile to find out what.
     Unknown,
 }
@@ -618,6 +618,13 @@ const OUTPUTS_PER_BLOCK: usize = 128;
 pub(crate) struct ReplayWith<'a> {
     /// Outputs whose bytes the caller reads (`report.json` under `--strict`).
     pub want: &'a [&'a str],
+    /// The permission bits every output must have, or the tree is not in sync: a compile
+    /// restores a file's mode. `None` for `--check`, which compares contents.
+    pub mode: Option<u32>,
+    /// With a token value set, every output is read for the committed-token scan: given a
+    /// finder, the replay looks in each file as it reads it instead of holding them all for
+    /// the caller, and a token found ends it as not in sync.
+    pub tokens: Option<&'a crate::secrets::Finder>,
 }
 
 /// Checks `committed`, the lock in `out` ([`committed`]), against the inputs under
@@ -643,7 +650,7 @@ pub(crate) fn replay(
     if disk::not_a_directory(out).is_some() || leftover {
         return Replay::Unknown;
     }
-    let Committed { lock, digest, time, at, stamp, copied, previous } = committed;
+    let Committed { lock, digest, time, at, stamp, copied, previous, .. } = committed;
     // The lock's output hashes are only a claim: whoever wrote the committed tree could
     // write a lock whose hashes match outputs a compile would never make. A compile on
     // this machine binding its stat record to these very bytes is what makes them the
@@ -698,7 +705,7 @@ pub(crate) fn replay(
     let stop = std::sync::atomic::AtomicBool::new(false);
     let walk = || disk::Walk::new(out).ok().map(|w| w.trusting(trusted.clone()));
     let look = |walk: &mut Option<disk::Walk>, first: usize, block: &[Out]| {
-        stopping(&stop, walk.as_mut().and_then(|w| outputs_in_sync(w, block, first, previous.as_ref(), scan, with.want, &stop)))
+        stopping(&stop, walk.as_mut().and_then(|w| outputs_in_sync(w, block, first, previous.as_ref(), scan, with, &stop)))
     };
     let inputs = || stopping(&stop, inputs_in_sync(&lock.inputs, pod_dir, root, previous.as_ref()));
     let (inputs, seen) = crate::jobs::claim_blocks(&listed, OUTPUTS_PER_BLOCK, threads, walk, look, inputs);
@@ -732,9 +739,9 @@ pub(crate) fn replay(
             next.set_copy(stamp, &c);
         }
         record::store(&at, &next);
-        return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed };
+        return Replay::InSync { outputs, secret_keys: head.env.secret_keys, rehashed, listed: n_out };
     }
-    Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed }
+    Replay::InSync { outputs, secret_keys: lock.env.secret_keys, rehashed, listed: n_out }
 }
 
 /// `seen`, having set `stop` if it is `None`: what is not in sync stops the other threads
@@ -806,7 +813,7 @@ fn outputs_in_sync(
     first: usize,
     previous: Option<&crate::output::record::Record>,
     scan: bool,
-    want: &[&str],
+    with: &ReplayWith,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Option<Outputs> {
     use crate::output::record::Stamp;
@@ -815,10 +822,15 @@ fn outputs_in_sync(
         if !disk::is_safe_relative(o.path) || stop.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        let now = Stamp::of_stat(&walk.stat(o.path)?);
+        let st = walk.stat(o.path)?;
+        if with.mode.is_some_and(|m| st.st_mode & 0o777 != m) {
+            return None;
+        }
+        let now = Stamp::of_stat(&st);
         let vouched = previous.is_some_and(|r| r.vouches_output(first + k, &now));
-        let wanted = scan || want.contains(&o.path);
-        if vouched && !wanted {
+        let scanned = scan && with.tokens.is_some();
+        let wanted = (scan && !scanned) || with.want.contains(&o.path);
+        if vouched && !wanted && !scanned {
             seen.stamps.push(Some(now));
             continue;
         }
@@ -830,6 +842,9 @@ fn outputs_in_sync(
             if !o.sha256.is_of(&bytes) {
                 return None;
             }
+        }
+        if scanned && with.tokens.is_some_and(|t| t.found_in(&bytes)) {
+            return None;
         }
         seen.stamps.push(Some(read));
         if wanted {
@@ -852,6 +867,8 @@ pub(crate) struct Committed {
     at: Option<std::path::PathBuf>,
     /// Its `fstat` when it was looked at.
     stamp: crate::output::record::Stamp,
+    /// Its permission bits then.
+    pub mode: u32,
     /// Decoded from the record's copy, the lock itself not read.
     copied: bool,
     /// The record bound to it.
@@ -878,13 +895,14 @@ pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path])
         return None;
     }
     let stamp = Stamp::of(&meta);
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777;
     let at = records.and_then(|dir| record::path(dir, out, untrusted));
     let previous = at.as_ref().and_then(|p| record::load_any(p));
     if let Some(r) = &previous
         && let Some(lock) = r.copy_for(&stamp).and_then(copied_head)
         && lock.inputs.len() == r.inputs()
     {
-        return Some(Committed { digest: r.lock(), lock, time, at, stamp, copied: true, previous });
+        return Some(Committed { digest: r.lock(), lock, time, at, stamp, mode, copied: true, previous });
     }
     let mut text = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
     (&file).take(disk::MAX_BOOKKEEPING + 1).read_to_end(&mut text).ok()?;
@@ -894,7 +912,7 @@ pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path])
     let lock = serde_json::from_slice::<Lock>(&text).ok()?;
     let digest = record::lock_digest(&text);
     let previous = previous.filter(|r| r.is_for(&digest, lock.inputs.len(), lock.outputs.len()));
-    Some(Committed { lock, digest, time, at, stamp, copied: false, previous })
+    Some(Committed { lock, digest, time, at, stamp, mode, copied: false, previous })
 }
 
 /// An output of the lock as a replay looks at it, borrowed from the parsed lock or from

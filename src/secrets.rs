@@ -225,6 +225,28 @@ impl std::io::Write for Scanning {
     }
 }
 
+/// Whether a file holds any token value in any encoding clawc writes, one automaton for
+/// many files: a compile that writes nothing still proves, file by file as it reads the
+/// tree, that the tree holds no token it would refuse to write.
+pub(crate) struct Finder {
+    ac: Option<AhoCorasick>,
+}
+
+impl Finder {
+    /// `None` when a value is too short to be looked for: a compile warns of it, so only a
+    /// compile can answer.
+    pub(crate) fn new(secrets: &BTreeMap<String, String>) -> Option<Self> {
+        if secrets.keys().any(|v| v.trim().len() < MIN_SCANNED_LEN) {
+            return None;
+        }
+        Some(Finder { ac: automaton(&patterns(secrets, MIN_SCANNED_LEN)) })
+    }
+
+    pub(crate) fn found_in(&self, bytes: &[u8]) -> bool {
+        self.ac.as_ref().is_some_and(|ac| ac.is_match(bytes))
+    }
+}
+
 /// Scans a compiled tree as it is on disk (committed files) for literal token values. The
 /// committed file is not an input, so the diagnostic has no span: its help says the line
 /// and column of the first hit (never the value).

@@ -9,8 +9,9 @@ use crate::config::{self, From};
 use crate::diag::{Diagnostic, Severity};
 use crate::grant::SecretMode;
 use crate::image::ImageSource;
+use crate::lock::{Replay, ReplayWith};
 use crate::output::check::Drift;
-use crate::output::write::{WriteOptions, Writer};
+use crate::output::write::{WriteOptions, WriteSummary, Writer};
 use crate::sourcemap::SourceMap;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -158,7 +159,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
             if args.format == Format::Json {
                 super::check::print(&[], args.diff, "", args.format, json_diags(&compiled), Answer::Compile, compiled.exit_code());
             } else {
-                summary(args.format, "failed", compiled.exit_code(), None, &compiled);
+                summary(args.format, "failed", compiled.exit_code(), None, &Tally::of(&compiled));
             }
             return ended(compiled.exit_code(), inputs);
         }
@@ -167,6 +168,13 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
             None => drift.finish(&compiled.secrets),
         };
         return ended(check(args, &settings, found, &compiled), inputs);
+    }
+    // Nothing to write: only the summary, as a no-op check answers (a watch compiles, for
+    // what it keeps of a compile for the next).
+    if !args.watch
+        && let Some(code) = unchanged(args, &opts, &out, records)
+    {
+        return ended(code, inputs);
     }
     // The tree is written as it is compiled, a batch of agent services at a time, so the
     // compile never holds it whole; nothing in `out` changes before the commit, after the
@@ -190,7 +198,7 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
     super::print_diagnostics(&compiled.diagnostics.0, &compiled.sources, args.format);
     if compiled.diagnostics.has_errors() {
         drop(writer);
-        summary(args.format, "failed", compiled.exit_code(), None, &compiled);
+        summary(args.format, "failed", compiled.exit_code(), None, &Tally::of(&compiled));
         return ended(compiled.exit_code(), inputs);
     }
     let (written, keeping) = match refused.map_or_else(|| writer.finish_first(&compiled.secrets), Err) {
@@ -243,28 +251,19 @@ fn report_write(
             if args.format == Format::Human {
                 eprintln!("error: the compiled tree was not written (a warning with --strict)");
             } else {
-                summary(args.format, "failed", 2, None, compiled);
+                summary(args.format, "failed", 2, None, &Tally::of(compiled));
             }
             2
         }
         Ok(w) => {
             super::print_diagnostics(&w.warnings, &compiled.sources, args.format);
-            let line = format!(
-                "compiled {} agent{} into {}: {} written, {} unchanged, {} removed",
-                compiled.agents,
-                if compiled.agents == 1 { "" } else { "s" },
-                out.display(),
-                w.written.len(),
-                w.unchanged,
-                w.removed.len()
-            );
-            summary(args.format, "ok", 0, Some((&line, &w, out)), compiled);
+            summary(args.format, "ok", 0, Some((&w, out)), &Tally::of(compiled));
             0
         }
         Err(d) => {
             super::print_diagnostics(std::slice::from_ref(&d), &compiled.sources, args.format);
             let code = d.code.exit_code();
-            summary(args.format, "failed", code, None, compiled);
+            summary(args.format, "failed", code, None, &Tally::of(compiled));
             code
         }
     }
@@ -295,31 +294,43 @@ fn recorded_images(settings: &mut config::Effective, opts: &mut Options, lock: &
     }
 }
 
-fn summary(
-    format: Format,
-    status: &str,
-    code: i32,
-    written: Option<(&str, &crate::output::write::WriteSummary, &Path)>,
-    c: &crate::Compiled,
-) {
-    let errors = c.diagnostics.0.iter().filter(|d| d.severity == Severity::Error).count();
-    let warnings = c.diagnostics.0.len() - errors;
+/// What a summary counts of a compile: its agent ids, errors and warnings.
+struct Tally {
+    agents: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+impl Tally {
+    fn of(c: &crate::Compiled) -> Self {
+        let errors = c.diagnostics.0.iter().filter(|d| d.severity == Severity::Error).count();
+        Tally { agents: c.agents, errors, warnings: c.diagnostics.0.len() - errors }
+    }
+}
+
+fn summary(format: Format, status: &str, code: i32, written: Option<(&WriteSummary, &Path)>, tally: &Tally) {
+    let &Tally { agents, errors, warnings } = tally;
     match format {
         Format::Human => match written {
-            Some((line, _, _)) => println!(
-                "{line}{}",
+            Some((w, out)) => println!(
+                "compiled {agents} agent{} into {}: {} written, {} unchanged, {} removed{}",
+                if agents == 1 { "" } else { "s" },
+                out.display(),
+                w.written.len(),
+                w.unchanged,
+                w.removed.len(),
                 if warnings > 0 { format!(" ({warnings} warning{})", if warnings == 1 { "" } else { "s" }) } else { String::new() }
             ),
             None if errors == 0 => eprintln!("error: the compiled tree was not written (see above)"),
             None => eprintln!("error: compile failed with {errors} error{}; nothing was written", if errors == 1 { "" } else { "s" }),
         },
         Format::Json => {
-            let w = written.map(|(_, w, _)| w);
+            let w = written.map(|(w, _)| w);
             let s = JsonSummary {
-                agents: c.agents,
+                agents,
                 errors,
                 exit_code: code,
-                out: written.map(|(_, _, out)| out.display().to_string()),
+                out: written.map(|(_, out)| out.display().to_string()),
                 removed: w.map(|w| &w.removed[..]),
                 reused: w.map(|w| w.reused),
                 status,
@@ -425,8 +436,8 @@ fn check_from_lock(
 ) -> Option<i32> {
     let env = crate::compile::environment(opts);
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
-    let crate::lock::Replay::InSync { outputs, secret_keys, rehashed } = crate::compile::replay_lock(committed, opts, &env, out, want)
-    else {
+    let with = ReplayWith { want, mode: None, tokens: None };
+    let Replay::InSync { outputs, secret_keys, rehashed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
         return None;
     };
     // The hashes say nothing about warnings; the committed report lists them. With
@@ -445,6 +456,55 @@ fn check_from_lock(
     let code = i32::from(failed);
     super::check::print(&[], args.diff, &fix_command(args, settings), args.format, diags, Answer::Lock { rehashed }, code);
     Some(code)
+}
+
+/// A compile with nothing to write, answered as a no-op `--check` is: the stat record a
+/// compile on this machine bound to the lock in `out` shows the inputs, settings and
+/// environment that compile read, and every output (and the lock) the file it wrote,
+/// contents and mode, so this compile would write the same bytes and nothing else; only
+/// its summary is printed, every agent service taken from the tree. `None` compiles: so
+/// does a tree whose report lists warnings (a compile prints them every time), or that
+/// holds a token value (the compile's leak scan says where), or whose token values are
+/// too short to look for (a compile warns of them).
+fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&Path>, &[&Path])) -> Option<i32> {
+    let committed = crate::lock::committed(out, records.0, records.1)?;
+    // A tree the replay takes is redacted and has no skill folder, the only source of
+    // executable files, so clawc writes every file of it, the lock too, with these bits.
+    let mode = crate::artifact::Artifact::mode_for(false, false);
+    if committed.mode != mode {
+        return None;
+    }
+    let env = crate::compile::environment(opts);
+    let secrets: std::collections::BTreeMap<String, String> = (committed.lock.env.secret_keys.iter())
+        .filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone())))
+        .collect();
+    let tokens = crate::secrets::Finder::new(&secrets)?;
+    let with = ReplayWith { want: &[crate::project::REPORT], mode: Some(mode), tokens: Some(&tokens) };
+    let Replay::InSync { outputs, listed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
+        return None;
+    };
+    let index: IndexView = serde_json::from_slice(outputs.get(crate::project::REPORT)?).ok()?;
+    if !index.warnings.is_empty() {
+        return None;
+    }
+    let services: std::collections::BTreeSet<&str> = index.agents.iter().map(|a| a.service.as_str()).collect();
+    // The outputs and the lock, all unchanged.
+    let w = WriteSummary { unchanged: listed + 1, reused: services.len(), ..WriteSummary::default() };
+    summary(args.format, "ok", 0, Some((&w, out)), &Tally { agents: index.agents.len(), errors: 0, warnings: 0 });
+    Some(0)
+}
+
+/// What [`unchanged`] reads of `report.json`'s index: its agent ids by service, and its
+/// warnings.
+#[derive(serde::Deserialize)]
+struct IndexView {
+    agents: Vec<AgentView>,
+    warnings: Vec<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct AgentView {
+    service: String,
 }
 
 /// Whether a report.json lists warnings (one that does not read as a report counts too:

@@ -26,5 +26,6 @@ mod reuse;
 mod robustness;
 mod schemas;
 mod skill;
+mod unchanged;
 mod watch;
 mod write;

@@ -1,0 +1,175 @@
+//! A compile with nothing to write: when the stat record a compile on this machine bound
+//! to the lock vouches for every input and output, `clawc compile` prints what a compile
+//! prints without compiling. It writes nothing, and it is not answered that way when a
+//! compile would write or say more.
+
+use super::harness::{Pod, clawc, http_descriptor, on_every_golden_case, tree};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `clawc compile claw-pod.yml -o out <extra>` in `dir`, with its caches in `cache` and
+/// `env` set: (exit code, stdout, stderr).
+fn compile(dir: &Path, cache: &Path, extra: &[&str], env: &[(String, String)]) -> (i32, String, String) {
+    let mut c = clawc();
+    c.current_dir(dir).env("CLAWC_CACHE_DIR", cache).args(["compile", "claw-pod.yml", "-o", "out"]).args(extra);
+    c.envs(env.iter().map(|(k, v)| (k, v)));
+    let o = c.output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+}
+
+/// The JSON lines printed, with the summary's `reused` left out.
+fn without_reused(stdout: &str) -> Vec<serde_json::Value> {
+    let mut lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for l in &mut lines {
+        if let Some(s) = l.get_mut("summary").and_then(serde_json::Value::as_object_mut) {
+            s.remove("reused");
+        }
+    }
+    lines
+}
+
+/// The lines of `path`, blank ones left out.
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).map(|s| s.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// Every golden case (its own arguments and environment), compiled, then compiled again
+/// with nothing changed: in both formats the second compile prints what a compile
+/// without the stat record (`--no-cache`, which cannot answer from the lock) prints, but
+/// for `reused` (every agent service is taken from the tree), and leaves the tree as it
+/// was. Cases with warnings, inline tokens or a skill folder are compiled every time, so
+/// their output is the same too.
+#[test]
+fn a_compile_with_nothing_to_write_prints_what_a_compile_prints() {
+    let failures = on_every_golden_case(|case, name| {
+        let work = tempfile::tempdir().unwrap();
+        for (rel, bytes) in tree(case) {
+            if rel.starts_with("expected/") || rel == "args" || rel == "process-env" {
+                continue;
+            }
+            let p = work.path().join(&rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+        let args = lines(&case.join("args"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(String, String)> =
+            lines(&case.join("process-env")).iter().map(|kv| kv.split_once('=').unwrap()).map(|(k, v)| (k.into(), v.into())).collect();
+        let cache = tempfile::tempdir().unwrap();
+        if compile(work.path(), cache.path(), &args, &env).0 != 0 {
+            return None;
+        }
+        // Past the coarse clock's tick of the compile's writes, so the record vouches.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = tree(&work.path().join("out"));
+        for format in ["human", "json"] {
+            let extra = [&args[..], &["--format", format]].concat();
+            let again = compile(work.path(), cache.path(), &extra, &env);
+            let full = compile(work.path(), cache.path(), &[&extra[..], &["--no-cache"]].concat(), &env);
+            let same = match format {
+                "json" => (again.0, without_reused(&again.1), &again.2) == (full.0, without_reused(&full.1), &full.2),
+                _ => again == full,
+            };
+            if !same {
+                return Some(format!("{name} ({format}):\n{again:?}\n{full:?}"));
+            }
+        }
+        (tree(&work.path().join("out")) != before).then(|| format!("{name}: the tree changed"))
+    });
+    let failures: Vec<String> = failures.into_iter().flatten().collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn pod() -> Pod {
+    let desc = http_descriptor(&["a", "b"])
+        .replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}");
+    Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &desc.replace("does a", "Operation-description-text"))
+        .file(".env", "API_TOKEN=tok-secret-0123456789\n")
+}
+
+/// `clawc compile` started in `dir` while this process holds the lock of `out`.
+fn spawned(dir: &Path, cache: &Path) -> std::process::Child {
+    let mut c = clawc();
+    c.current_dir(dir).env("CLAWC_CACHE_DIR", cache).args(["compile", "claw-pod.yml", "-o", "out"]);
+    c.stdout(std::process::Stdio::piped()).spawn().unwrap()
+}
+
+/// Waits up to `limit` for `child`: its exit code and stdout, `None` if it still runs.
+fn within(child: &mut std::process::Child, limit: Duration) -> Option<(i32, String)> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            return Some((status.code().unwrap_or(-1), out));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A compile writes under the lock of `out` (an `flock`), and one with nothing to write
+/// reads the tree as a check does, so it answers while another holds the lock; one that
+/// must restore a file's mode, or the lock's, waits for the lock and writes.
+#[test]
+fn nothing_to_write_is_answered_without_the_lock_and_a_changed_mode_is_written() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = pod.dir.path();
+    assert_eq!(compile(dir, cache.path(), &[], &[]).0, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    let before = tree(&pod.path("out"));
+    for file in ["out/context/bot/tools.json", "out/clawc.lock"] {
+        let held = std::fs::File::open(pod.path("out")).unwrap();
+        rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let mut answered = spawned(dir, cache.path());
+        let (code, said) = within(&mut answered, Duration::from_secs(60)).expect("a compile with nothing to write waited for the lock");
+        assert_eq!((code, said.as_str()), (0, "compiled 1 agent into out: 0 written, 5 unchanged, 0 removed\n"));
+        std::fs::set_permissions(pod.path(file), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut waiting = spawned(dir, cache.path());
+        assert_eq!(within(&mut waiting, Duration::from_secs(1)), None, "{file}: a compile that writes took no lock");
+        drop(held);
+        let (code, said) = within(&mut waiting, Duration::from_secs(60)).unwrap();
+        assert_eq!((code, said.as_str()), (0, "compiled 1 agent into out: 1 written, 4 unchanged, 0 removed\n"), "{file}");
+        assert_eq!(mode(&pod.path(file)), 0o644, "{file}");
+        assert!(tree(&pod.path("out")) == before, "{file}: the tree changed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A token value the tree holds is a leak a compile refuses (the tree left as it was),
+/// and one too short to look for is a warning a compile prints every time: neither is
+/// answered from the lock.
+#[test]
+fn a_token_in_the_tree_or_too_short_to_look_for_is_left_to_the_compile() {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = pod.dir.path();
+    assert_eq!(compile(dir, cache.path(), &[], &[]).0, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    let before = tree(&pod.path("out"));
+    for value in ["Operation-description-text", "short"] {
+        let env = [("API_TOKEN".to_string(), value.to_string())];
+        for _ in 0..2 {
+            let (code, stdout, stderr) = compile(dir, cache.path(), &[], &env);
+            let said = format!("{stdout}{stderr}");
+            match value {
+                "short" => assert!(code == 0 && said.contains("clawc::secrets::too_short_to_scan"), "{said}"),
+                _ => assert!(code != 0 && said.contains("clawc::secrets::leak"), "{said}"),
+            }
+            if value != "short" {
+                assert!(!said.contains(value), "the token was printed: {said}");
+            }
+        }
+        if value != "short" {
+            assert!(tree(&pod.path("out")) == before, "the tree changed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
