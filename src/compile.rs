@@ -435,10 +435,12 @@ fn input_root_in(opts: &Options, diags: &mut Diagnostics, sources: &mut SourceMa
 }
 
 /// The variables a compile sees: the `.env` file (default `<pod dir>/.env`) overlaid by
-/// the process environment. Diagnostics about the `.env` file are dropped here; the
-/// compile reports them.
-pub(crate) fn environment(opts: &Options) -> Env {
-    read_env(opts, &pod_dir(&opts.pod), &mut SourceMap::default(), &mut Diagnostics::default())
+/// the process environment; `None` when reading them finds anything to say (a `.env` line
+/// that is not `KEY=VALUE`, an `--env-file` missing), which only a compile reports.
+pub(crate) fn environment(opts: &Options) -> Option<Env> {
+    let mut diags = Diagnostics::default();
+    let env = read_env(opts, &pod_dir(&opts.pod), &mut SourceMap::default(), &mut diags);
+    diags.0.is_empty().then_some(env)
 }
 
 /// A compile (or `compile --check`) without compiling: replays `out`'s lock against the

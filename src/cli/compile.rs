@@ -434,7 +434,8 @@ fn check_from_lock(
     opts: &Options,
     out: &Path,
 ) -> Option<i32> {
-    let env = crate::compile::environment(opts);
+    // A `.env` line in error is the compile's to report.
+    let env = crate::compile::environment(opts)?;
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
     let with = ReplayWith { want, mode: None, tokens: None };
     let Replay::InSync { outputs, secret_keys, rehashed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
@@ -465,7 +466,7 @@ fn check_from_lock(
 /// its summary is printed, every agent service taken from the tree. `None` compiles: so
 /// does a tree whose report lists warnings (a compile prints them every time), or that
 /// holds a token value (the compile's leak scan says where), or whose token values are
-/// too short to look for (a compile warns of them).
+/// too short to look for, or whose `.env` has a line in error (a compile says so).
 fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&Path>, &[&Path])) -> Option<i32> {
     let committed = crate::lock::committed(out, records.0, records.1)?;
     // A tree the replay takes is redacted and has no skill folder, the only source of
@@ -474,7 +475,7 @@ fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&P
     if committed.mode != mode {
         return None;
     }
-    let env = crate::compile::environment(opts);
+    let env = crate::compile::environment(opts)?;
     let secrets: std::collections::BTreeMap<String, String> = (committed.lock.env.secret_keys.iter())
         .filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone())))
         .collect();

@@ -153,6 +153,18 @@ fn a_committed_secret_fails_the_check_without_printing_it() {
     assert_eq!((code, doc["answered_by"].as_str()), (1, Some("lock")), "{doc}");
 }
 
+/// `.env` is not an input the lock hashes, so a line of it in error is found by compiling:
+/// the check exits 2 as the compile does, never "in sync".
+#[test]
+fn a_dotenv_line_in_error_fails_the_check_as_it_fails_the_compile() {
+    let (pod, cache) = recorded();
+    assert_eq!(check_cached(&pod, cache.path(), &[]).2, "lock");
+    std::fs::write(pod.path(".env"), "API_TOKEN=tok-secret-0123456789\nnot a line\n").unwrap();
+    let (code, doc) = check_json_env(&pod, &[], &[("CLAWC_IMAGES", "none"), ("CLAWC_CACHE_DIR", cache.path().to_str().unwrap())]);
+    assert_eq!((code, doc["status"].as_str()), (2, Some("failed")), "{doc}");
+    assert_eq!(doc["diagnostics"][0]["code"], "clawc::env::bad_line", "{doc}");
+}
+
 fn pod_with_value_in_description() -> Pod {
     let pod = pod();
     let d = pod.read("api/.claw-describe.json").replace("does a", "Operation-description-text");

@@ -144,7 +144,8 @@ fn nothing_to_write_is_answered_without_the_lock_and_a_changed_mode_is_written()
 }
 
 /// A token value the tree holds is a leak a compile refuses (the tree left as it was),
-/// and one too short to look for is a warning a compile prints every time: neither is
+/// one too short to look for is a warning a compile prints every time, and so is a `.env`
+/// line that is not `KEY=VALUE` (`.env` is not an input the lock hashes): none is
 /// answered from the lock.
 #[test]
 fn a_token_in_the_tree_or_too_short_to_look_for_is_left_to_the_compile() {
@@ -171,5 +172,14 @@ fn a_token_in_the_tree_or_too_short_to_look_for_is_left_to_the_compile() {
             assert!(tree(&pod.path("out")) == before, "the tree changed");
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+    // The tree as at first (its report without the warning), then a line in error.
+    assert_eq!(compile(dir, cache.path(), &[], &[]).0, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(tree(&pod.path("out")) == before, "the tree is not as at first");
+    std::fs::write(pod.path(".env"), "API_TOKEN=tok-secret-0123456789\nnot a line\n").unwrap();
+    for _ in 0..2 {
+        let (code, stdout, stderr) = compile(dir, cache.path(), &[], &[]);
+        assert!(code == 2 && format!("{stdout}{stderr}").contains("clawc::env::bad_line"), "{stdout}{stderr}");
     }
 }
