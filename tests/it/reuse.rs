@@ -20,11 +20,11 @@ fn lines(path: &Path) -> Vec<String> {
 }
 
 /// A copy of a golden case, compiled with the memo (into `out`) or without (`--no-cache`).
-struct Case {
-    dir: tempfile::TempDir,
-    cache: tempfile::TempDir,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+pub(crate) struct Case {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) cache: tempfile::TempDir,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// What a compile printed as its summary, and its exit code.
@@ -34,7 +34,7 @@ struct Compiled {
 }
 
 impl Case {
-    fn new(case: &Path) -> Case {
+    pub(crate) fn new(case: &Path) -> Case {
         let dir = tempfile::tempdir().unwrap();
         for (rel, bytes) in tree(case) {
             if rel.starts_with("expected/") || rel == "args" || rel == "process-env" {

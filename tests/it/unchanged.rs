@@ -29,11 +29,6 @@ fn without_reused(stdout: &str) -> Vec<serde_json::Value> {
     lines
 }
 
-/// The lines of `path`, blank ones left out.
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).map(|s| s.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect()).unwrap_or_default()
-}
-
 /// Every golden case (its own arguments and environment), compiled, then compiled again
 /// with nothing changed: in both formats the second compile prints what a compile
 /// without the stat record (`--no-cache`, which cannot answer from the lock) prints, but
@@ -43,30 +38,19 @@ fn lines(path: &Path) -> Vec<String> {
 #[test]
 fn a_compile_with_nothing_to_write_prints_what_a_compile_prints() {
     let failures = on_every_golden_case(|case, name| {
-        let work = tempfile::tempdir().unwrap();
-        for (rel, bytes) in tree(case) {
-            if rel.starts_with("expected/") || rel == "args" || rel == "process-env" {
-                continue;
-            }
-            let p = work.path().join(&rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, bytes).unwrap();
-        }
-        let args = lines(&case.join("args"));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let env: Vec<(String, String)> =
-            lines(&case.join("process-env")).iter().map(|kv| kv.split_once('=').unwrap()).map(|(k, v)| (k.into(), v.into())).collect();
-        let cache = tempfile::tempdir().unwrap();
-        if compile(work.path(), cache.path(), &args, &env).0 != 0 {
+        let case = super::reuse::Case::new(case);
+        let (work, cache, env) = (case.dir.path(), case.cache.path(), &case.env);
+        let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+        if compile(work, cache, &args, env).0 != 0 {
             return None;
         }
         // Past the coarse clock's tick of the compile's writes, so the record vouches.
         std::thread::sleep(Duration::from_millis(50));
-        let before = tree(&work.path().join("out"));
+        let before = tree(&work.join("out"));
         for format in ["human", "json"] {
             let extra = [&args[..], &["--format", format]].concat();
-            let again = compile(work.path(), cache.path(), &extra, &env);
-            let full = compile(work.path(), cache.path(), &[&extra[..], &["--no-cache"]].concat(), &env);
+            let again = compile(work, cache, &extra, env);
+            let full = compile(work, cache, &[&extra[..], &["--no-cache"]].concat(), env);
             let same = match format {
                 "json" => (again.0, without_reused(&again.1), &again.2) == (full.0, without_reused(&full.1), &full.2),
                 _ => again == full,
@@ -75,7 +59,7 @@ fn a_compile_with_nothing_to_write_prints_what_a_compile_prints() {
                 return Some(format!("{name} ({format}):\n{again:?}\n{full:?}"));
             }
         }
-        (tree(&work.path().join("out")) != before).then(|| format!("{name}: the tree changed"))
+        (tree(&work.join("out")) != before).then(|| format!("{name}: the tree changed"))
     });
     let failures: Vec<String> = failures.into_iter().flatten().collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -87,6 +71,17 @@ fn pod() -> Pod {
     Pod::new("services:\n  bot:\n    environment: {API_TOKEN: \"${API_TOKEN}\"}\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
         .file("api/.claw-describe.json", &desc.replace("does a", "Operation-description-text"))
         .file(".env", "API_TOKEN=tok-secret-0123456789\n")
+}
+
+/// [`pod`] compiled with its stat record in a cache of its own, past the coarse clock's
+/// tick of the compile's writes: the pod, the cache, and the tree.
+fn compiled() -> (Pod, tempfile::TempDir, std::collections::BTreeMap<String, Vec<u8>>) {
+    let pod = pod();
+    let cache = tempfile::tempdir().unwrap();
+    assert_eq!(compile(pod.dir.path(), cache.path(), &[], &[]).0, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    let before = tree(&pod.path("out"));
+    (pod, cache, before)
 }
 
 /// `clawc compile` started in `dir` while this process holds the lock of `out`.
@@ -119,12 +114,8 @@ fn mode(path: &Path) -> u32 {
 /// must restore a file's mode, or the lock's, waits for the lock and writes.
 #[test]
 fn nothing_to_write_is_answered_without_the_lock_and_a_changed_mode_is_written() {
-    let pod = pod();
-    let cache = tempfile::tempdir().unwrap();
+    let (pod, cache, before) = compiled();
     let dir = pod.dir.path();
-    assert_eq!(compile(dir, cache.path(), &[], &[]).0, 0);
-    std::thread::sleep(Duration::from_millis(50));
-    let before = tree(&pod.path("out"));
     for file in ["out/context/bot/tools.json", "out/clawc.lock"] {
         let held = std::fs::File::open(pod.path("out")).unwrap();
         rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
@@ -149,12 +140,8 @@ fn nothing_to_write_is_answered_without_the_lock_and_a_changed_mode_is_written()
 /// answered from the lock.
 #[test]
 fn a_token_in_the_tree_or_too_short_to_look_for_is_left_to_the_compile() {
-    let pod = pod();
-    let cache = tempfile::tempdir().unwrap();
+    let (pod, cache, before) = compiled();
     let dir = pod.dir.path();
-    assert_eq!(compile(dir, cache.path(), &[], &[]).0, 0);
-    std::thread::sleep(Duration::from_millis(50));
-    let before = tree(&pod.path("out"));
     for value in ["Operation-description-text", "short"] {
         let env = [("API_TOKEN".to_string(), value.to_string())];
         for _ in 0..2 {
