@@ -63,6 +63,18 @@ fn inputs(out: &Path) -> Vec<String> {
     lock["inputs"].as_array().unwrap().iter().filter(|i| !i["sha256"].is_null()).map(|i| i["path"].as_str().unwrap().to_string()).collect()
 }
 
+/// `clawc compile` in `dir` with the checks' cache: its stat record is what lets a check
+/// answer from the lock.
+fn compile(clawc: &str, dir: &Path, cache: &Path) {
+    let ok = Command::new(clawc)
+        .current_dir(dir)
+        .env("CLAWC_CACHE_DIR", cache)
+        .args(["compile", "--images", "none", "-o", "out"])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
 /// One no-op check in `dir`; returns how many files it re-hashed. It answers from the
 /// lock, but with `--no-cache`: without a stat record a compile made, only a compile can.
 fn check(clawc: &str, dir: &Path, cache: &Path, extra: &[&str]) -> u64 {
@@ -120,15 +132,7 @@ fn main() {
     let clawc = bin.as_str();
     let cache = tempfile::tempdir().unwrap();
     println!("binary: {clawc}");
-    // The compile's stat record (in the checks' cache) is what lets a check answer from the
-    // lock.
-    let ok = Command::new(clawc)
-        .current_dir(dir.path())
-        .env("CLAWC_CACHE_DIR", cache.path())
-        .args(["compile", "--images", "none", "-o", "out"])
-        .output()
-        .unwrap();
-    assert!(ok.status.success());
+    compile(clawc, dir.path(), cache.path());
     let files = inputs(&dir.path().join("out"));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // Let the coarse clock pass the compile's writes, then let a check record the lock.
@@ -146,16 +150,8 @@ fn main() {
     std::fs::create_dir_all(&base).unwrap();
     let big = tempfile::tempdir_in(base).unwrap();
     generate::generate(big.path(), 300);
-    // With the checks' cache: the compile's own stat record is what the first check finds.
-    let compile = || {
-        let ok = Command::new(clawc)
-            .current_dir(big.path())
-            .env("CLAWC_CACHE_DIR", cache.path())
-            .args(["compile", "--images", "none", "-o", "out"])
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    };
+    // The compile's own stat record is what the first check finds.
+    let compile = || compile(clawc, big.path(), cache.path());
     compile();
     let files = inputs(&big.path().join("out"));
     std::thread::sleep(Duration::from_millis(50));
