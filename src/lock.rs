@@ -630,8 +630,8 @@ pub(crate) struct ReplayWith<'a> {
 /// Checks `committed`, the lock in `out` ([`committed`]), against the inputs under
 /// `pod_dir` and `env`, by hashes, when a stat record (see [`crate::output::record`]) is
 /// bound to it (else [`Replay::Unknown`]); a file the record vouches for is not read
-/// again. When every file is in sync, the record is
-/// rewritten if anything had to be read, the lock included.
+/// again. When every file is in sync, the record is rewritten if anything had to be read,
+/// the lock included.
 pub(crate) fn replay(
     committed: Committed,
     out: &Path,
