@@ -446,7 +446,7 @@ fn check_from_lock(
     if opts.strict && has_warnings(outputs.get(crate::project::REPORT)) {
         return None;
     }
-    let secrets = secret_keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect();
+    let secrets = token_values(&secret_keys, &env);
     let leaks = crate::secrets::scan_committed(outputs.iter().map(|(p, b)| (p.as_str(), b.as_slice())), &secrets);
     let sources = SourceMap::default();
     let failed = leaks.iter().any(Diagnostic::is_error);
@@ -476,18 +476,12 @@ fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&P
         return None;
     }
     let env = crate::compile::environment(opts)?;
-    let secrets: std::collections::BTreeMap<String, String> = (committed.lock.env.secret_keys.iter())
-        .filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone())))
-        .collect();
-    let tokens = crate::secrets::Finder::new(&secrets)?;
+    let tokens = crate::secrets::Finder::new(&token_values(&committed.lock.env.secret_keys, &env))?;
     let with = ReplayWith { want: &[crate::project::REPORT], mode: Some(mode), tokens: Some(&tokens) };
     let Replay::InSync { outputs, listed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
         return None;
     };
-    let index: IndexView = serde_json::from_slice(outputs.get(crate::project::REPORT)?).ok()?;
-    if !index.warnings.is_empty() {
-        return None;
-    }
+    let index = IndexView::of(outputs.get(crate::project::REPORT)?).filter(|i| i.warnings.is_empty())?;
     let services: std::collections::BTreeSet<&str> = index.agents.iter().map(|a| a.service.as_str()).collect();
     // The outputs and the lock, all unchanged.
     let w = WriteSummary { unchanged: listed + 1, reused: services.len(), ..WriteSummary::default() };
@@ -495,12 +489,25 @@ fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&P
     Some(0)
 }
 
-/// What [`unchanged`] reads of `report.json`'s index: its agent ids by service, and its
-/// warnings.
+/// The token values set for the lock's token variables (`secret_keys`), each with its
+/// variable: what a committed tree is scanned for.
+fn token_values(keys: &[String], env: &crate::pod::env::Env) -> std::collections::BTreeMap<String, String> {
+    keys.iter().filter_map(|k| env.get(k).filter(|v| !v.is_empty()).map(|v| (v.to_string(), k.clone()))).collect()
+}
+
+/// What a committed `report.json`'s index says of the compile that wrote it: its agent
+/// ids by service, and its warnings.
 #[derive(serde::Deserialize)]
 struct IndexView {
     agents: Vec<AgentView>,
     warnings: Vec<serde::de::IgnoredAny>,
+}
+
+impl IndexView {
+    /// `None` for bytes that do not read as an index: only a compile can tell.
+    fn of(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -512,7 +519,7 @@ struct AgentView {
 /// only a compile can tell).
 fn has_warnings(report: Option<&Vec<u8>>) -> bool {
     let Some(bytes) = report else { return false };
-    serde_json::from_slice::<serde_json::Value>(bytes).map_or(true, |r| r["warnings"].as_array().is_none_or(|w| !w.is_empty()))
+    IndexView::of(bytes).is_none_or(|r| !r.warnings.is_empty())
 }
 
 fn check(
