@@ -404,4 +404,15 @@ mod tests {
         assert!(forms.contains("it''s\"a\ttab\u{1}"));
         assert!(forms.contains("it's\\\"a\\ttab\\u0001"));
     }
+
+    #[test]
+    fn the_finder_sees_a_token_in_each_encoding_clawc_writes_and_no_short_one() {
+        let secrets = BTreeMap::from([("Operation<description>\"text".to_string(), "API_TOKEN".to_string())]);
+        let finder = Finder::new(&secrets).unwrap();
+        for held in ["Operation<description>\"text", "Operation<description>\\\"text", "Operation\\u003cdescription\\u003e\\\"text"] {
+            assert!(finder.found_in(format!("x {held} y").as_bytes()), "{held}");
+        }
+        assert!(!finder.found_in(b"Operation description text"));
+        assert!(Finder::new(&BTreeMap::from([("short".to_string(), "T".to_string())])).is_none(), "too short to look for");
+    }
 }

@@ -170,3 +170,54 @@ fn a_token_in_the_tree_or_too_short_to_look_for_is_left_to_the_compile() {
         assert!(code == 2 && format!("{stdout}{stderr}").contains("clawc::env::bad_line"), "{stdout}{stderr}");
     }
 }
+
+/// An output swapped for a symlink to a file outside `--out` holding the same bytes, or for
+/// a FIFO: the compile with nothing to write neither reads through nor waits on either, and
+/// is not answered from the lock; the compile puts a file of its own in its place and
+/// leaves the file outside as it was.
+#[test]
+fn an_output_swapped_for_a_symlink_or_a_fifo_is_never_answered_from_the_lock() {
+    for swap in ["symlink", "fifo"] {
+        let (pod, cache, before) = compiled();
+        let tools = pod.path("out/context/bot/tools.json");
+        let outside = pod.path("outside.json");
+        std::fs::write(&outside, &before["context/bot/tools.json"]).unwrap();
+        std::fs::remove_file(&tools).unwrap();
+        match swap {
+            "symlink" => std::os::unix::fs::symlink(&outside, &tools).unwrap(),
+            _ => super::hostile::mkfifo(&tools),
+        }
+        let mut run = spawned(pod.dir.path(), cache.path());
+        let (code, said) = within(&mut run, Duration::from_secs(60)).expect("the compile hung");
+        assert_eq!((code, said.as_str()), (0, "compiled 1 agent into out: 1 written, 4 unchanged, 0 removed\n"), "{swap}");
+        assert!(std::fs::symlink_metadata(&tools).unwrap().is_file(), "{swap}: not replaced by a file");
+        assert!(tree(&pod.path("out")) == before, "{swap}: the tree is not the compile's");
+        assert_eq!(std::fs::read(&outside).unwrap(), before["context/bot/tools.json"], "{swap}: written through");
+    }
+}
+
+/// A token value the tree holds in the encodings clawc writes (Go's HTML-escaped JSON in
+/// `tools.json`, `<` as `\u003c`; as written in `CLAWDAPUS.md`) is a leak the compile
+/// reports, never answered from the lock (`secrets::Finder` looks for every encoding:
+/// its unit test).
+#[test]
+fn a_token_the_tree_holds_escaped_is_left_to_the_compile() {
+    let desc = http_descriptor(&["a"]).replace("does a", "Operation<description>text");
+    let pod = pod().file(
+        "api/.claw-describe.json",
+        &desc.replace("\"description\":\"svc\"", "\"description\":\"svc\",\"auth\":{\"type\":\"bearer\",\"env\":\"API_TOKEN\"}"),
+    );
+    let cache = tempfile::tempdir().unwrap();
+    assert_eq!(compile(pod.dir.path(), cache.path(), &[], &[]).0, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(pod.read("out/context/bot/tools.json").contains("Operation\\u003cdescription\\u003etext"), "not escaped in the tree");
+    let before = tree(&pod.path("out"));
+    let env = [("API_TOKEN".to_string(), "Operation<description>text".to_string())];
+    for _ in 0..2 {
+        let (code, stdout, stderr) = compile(pod.dir.path(), cache.path(), &[], &env);
+        let said = format!("{stdout}{stderr}");
+        assert!(code != 0 && said.contains("clawc::secrets::leak"), "{said}");
+        assert!(!said.contains("Operation<description>text") && !said.contains("\\u003cdescription"), "the token was printed: {said}");
+    }
+    assert!(tree(&pod.path("out")) == before, "the tree changed");
+}
