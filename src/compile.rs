@@ -68,6 +68,10 @@ pub struct Options {
     /// Where `--check` keeps its stat records (`None`: it hashes every file; see
     /// `output::record`): `<user cache>/check/v1` unless `--no-cache`.
     pub check_records: Option<PathBuf>,
+    /// Where the descriptors a compile decoded are kept for the next compile of the pod
+    /// (`None`: every descriptor is decoded; see `describe::Cache`):
+    /// `<user cache>/describe/v1` unless `--no-cache`.
+    pub describe_cache: Option<PathBuf>,
     /// What earlier compiles in this process kept for this one (`compile --watch`); the
     /// default keeps nothing.
     pub kept: Kept,
@@ -593,18 +597,27 @@ fn decode_all(
 ) -> BTreeMap<String, Described> {
     let skills = crate::source::Skills { pod_dir, log };
     opts.kept.decoded.begin();
+    // Never a cache in the repository under review (its author would write it).
+    let repo = repository(opts);
+    let cache = opts
+        .describe_cache
+        .as_deref()
+        .zip(build_identity())
+        .and_then(|(dir, clawc)| describe::Cache::open(dir, &opts.pod, &[repo.path()], &clawc));
+    let with = describe::service::Decoding { kept: opts.kept.decoded.clone(), cache: cache.as_ref() };
     // Runs of about the same bytes to decode (agents, which have none, sort before the
     // tool services in most pods). Below 64 KiB one thread decodes faster than two start.
     let weight = |(_, _, r): &(_, _, describe::service::Registered)| r.weight(sources);
     let runs = crate::jobs::map_weighted(&registered, crate::jobs::threads(opts.jobs), 64 << 10, weight, |_, run| {
-        run.iter()
-            .map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources, &opts.kept.decoded))
-            .collect::<Vec<_>>()
+        run.iter().map(|(_, declared, r)| describe::service::decode_registered(declared, r, &skills, sources, &with)).collect::<Vec<_>>()
     });
     let mut out = BTreeMap::new();
     for ((name, _, _), (described, ds)) in registered.iter().zip(runs.into_iter().flatten()) {
         diags.extend(ds);
         out.insert((*name).clone(), described);
+    }
+    if let Some(cache) = cache {
+        cache.store();
     }
     out
 }

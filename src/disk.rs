@@ -495,6 +495,57 @@ pub(crate) fn now() -> Time {
 }
 
 /// Makes a FIFO at `path`, for tests that hand one where a file is expected.
+/// Where the cache file of `out` (a tree, or a pod) is kept under `dir` (a directory of
+/// the user cache): named for the SHA-256 of its canonical path. `None`: `out` has no
+/// canonical path, or `dir` lies inside `out` or inside one of `untrusted` (the input
+/// root): a cache file there would be written by the author of what it vouches for.
+pub(crate) fn cache_path(dir: &Path, out: &Path, untrusted: &[&Path]) -> Option<std::path::PathBuf> {
+    let out = out.canonicalize().ok()?;
+    let dir = resolved(dir)?;
+    if dir.starts_with(&out) || untrusted.iter().any(|u| dir.starts_with(u)) {
+        return None;
+    }
+    let name = crate::digest::sha256_hex(out.as_os_str().as_encoded_bytes());
+    Some(dir.join(name))
+}
+
+/// `dir` with symlinks resolved as far as it exists (the rest appended as written).
+fn resolved(dir: &Path) -> Option<std::path::PathBuf> {
+    if !dir.is_absolute() || dir.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return None;
+    }
+    let mut rest = Vec::new();
+    let mut at = dir;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return Some(rest.iter().rev().fold(real, |p, c| p.join(c)));
+        }
+        rest.push(at.file_name()?);
+        at = at.parent()?;
+    }
+}
+
+/// The cache file at `path`, opened without following a symlink, and its length, only if
+/// it is a regular file of at most `max` bytes.
+pub(crate) fn open_cache_file(path: &Path, max: usize) -> Option<(std::fs::File, usize)> {
+    let file = open(path, false).ok()?;
+    let meta = file.metadata().ok()?;
+    let len = usize::try_from(meta.len()).ok()?;
+    (meta.is_file() && len <= max).then_some((file, len))
+}
+
+/// Replaces the cache file at `path` with what `write` writes, atomically: a temporary
+/// file beside it (its directory made `0700` if missing), renamed over it, so a symlink
+/// there is replaced, never followed.
+pub(crate) fn replace_cache_file(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent"))?;
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    write(tmp.as_file_mut())?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();

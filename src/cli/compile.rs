@@ -437,7 +437,7 @@ fn check_from_lock(
     // A `.env` line in error is the compile's to report.
     let env = crate::compile::environment(opts)?;
     let want: &[&str] = if opts.strict { &[crate::project::REPORT] } else { &[] };
-    let with = ReplayWith { want, mode: None, tokens: None };
+    let with = ReplayWith { want, mode: None, tokens: None, inputs_first: false };
     let Replay::InSync { outputs, secret_keys, rehashed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
         return None;
     };
@@ -477,7 +477,7 @@ fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&P
     }
     let env = crate::compile::environment(opts)?;
     let tokens = crate::secrets::Finder::new(&token_values(&committed.lock.env.secret_keys, &env))?;
-    let with = ReplayWith { want: &[crate::project::REPORT], mode: Some(mode), tokens: Some(&tokens) };
+    let with = ReplayWith { want: &[crate::project::REPORT], mode: Some(mode), tokens: Some(&tokens), inputs_first: true };
     let Replay::InSync { outputs, listed, .. } = crate::compile::replay_lock(committed, opts, &env, out, &with) else {
         return None;
     };

@@ -133,7 +133,7 @@ pub(crate) fn grant_view(side: &Loaded) -> crate::describe::Described {
             .map(|t| crate::describe::Tool {
                 name: t.name.clone(),
                 description: String::new(),
-                input_schema: serde_json::Value::Null,
+                input_schema: crate::describe::FreeForm::default(),
                 annotations: None,
                 transport: t.transport.clone(),
                 title: None,

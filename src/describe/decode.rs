@@ -4,7 +4,7 @@
 //! reported rather than only the first.
 
 use super::json_span::{Locator, Seg};
-use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, McpEndpoint, Memory, Tool, Transport, diags, schema};
+use super::{Auth, AuthType, Descriptor, Endpoint, FeedSpec, FreeForm, McpEndpoint, Memory, Tool, Transport, diags, schema};
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, Loc, SourceFile};
 use serde_json::{Map, Value};
@@ -66,7 +66,7 @@ fn adopt_free_form(root: &mut Value, tools: Vec<(usize, Tool)>) -> Vec<Tool> {
         .into_iter()
         .map(|(i, mut t)| {
             if let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) {
-                t.input_schema = take_field(entry, "inputSchema").unwrap_or_default();
+                t.input_schema = take_field(entry, "inputSchema").unwrap_or_default().into();
                 t.output_schema = take_field(entry, "outputSchema").filter(|v| !v.is_null());
                 // Checked to be an object, or absent (null counts as absent), by `annotations`.
                 t.annotations = take_field(entry, "annotations").filter(Value::is_object);
@@ -393,7 +393,15 @@ impl Dec<'_> {
         };
         input_schema?;
         let title = loose_string(t, "title");
-        Some(Tool { name, description: description?, input_schema: Value::Null, annotations: None, transport, title, output_schema: None })
+        Some(Tool {
+            name,
+            description: description?,
+            input_schema: FreeForm::default(),
+            annotations: None,
+            transport,
+            title,
+            output_schema: None,
+        })
     }
 
     /// Checks tool `i`'s `inputSchema` (`None`: an error was reported).

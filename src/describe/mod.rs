@@ -1,8 +1,10 @@
 //! Service descriptors (`claw.describe`, v1 and v2): the model, and decoding with the
 //! exact checks Clawdapus applies, plus a JSON Schema check of every `inputSchema`.
 
+mod cache;
 mod decode;
 pub(crate) mod diags;
+mod free_form;
 pub(crate) mod json_span;
 mod kept;
 pub(crate) mod merge;
@@ -12,17 +14,20 @@ mod shared;
 pub(crate) mod snapshot;
 pub(crate) mod tool_name;
 
+pub(crate) use cache::Cache;
 pub(crate) use decode::{decode, field, loose_string};
+pub(crate) use free_form::FreeForm;
 pub use kept::Decoded;
 pub(crate) use service::{Described, RunnerFact, ServiceDescriptor};
 pub(crate) use shared::SharedDescriptor;
 pub(crate) use tool_name::ToolName;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A validated descriptor. Free-form JSON (`inputSchema`, `annotations`) is kept as
 /// `serde_json::Value`, whose maps are sorted: key order in the source never matters.
-#[derive(Clone, Debug, Hash, PartialEq)]
+#[derive(Clone, Debug, Hash, PartialEq, Serialize, Deserialize)]
 pub struct Descriptor {
     pub version: u8,
     pub description: String,
@@ -38,7 +43,7 @@ pub struct Descriptor {
     pub release: Option<String>,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedSpec {
     pub name: String,
     pub path: String,
@@ -46,21 +51,21 @@ pub struct FeedSpec {
     pub description: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Endpoint {
     pub method: String,
     pub path: String,
     pub description: String,
 }
 
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AuthType {
     Bearer,
     Header,
     None,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Auth {
     pub kind: AuthType,
     pub env: String,
@@ -73,16 +78,17 @@ impl Auth {
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpEndpoint {
     pub path: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq)]
+#[derive(Clone, Debug, Hash, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// Parsed when first looked at, when the descriptor was taken from the cache.
+    pub input_schema: FreeForm,
     pub annotations: Option<Value>,
     /// How the tool is called.
     pub transport: Transport,
@@ -112,7 +118,7 @@ impl Tool {
 
 /// How a tool is executed: its own HTTP route, or `tools/call` on the service's MCP
 /// endpoint. A descriptor with `mcp` has only MCP tools, one without only HTTP tools.
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Transport {
     Http {
         /// Upper case: `GET`, `POST`, `PUT`, `PATCH`, `DELETE`.
@@ -148,7 +154,7 @@ impl Transport {
     }
 }
 
-#[derive(Clone, Debug, Hash, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Hash, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
     pub recall: Option<String>,
     pub retain: Option<String>,

@@ -79,7 +79,7 @@ pub(crate) fn describe(
     diags: &mut Diagnostics,
 ) -> Described {
     let registered = register(service, input, sources);
-    let (described, ds) = decode_registered(service, &registered, skills, sources, &super::Decoded::default());
+    let (described, ds) = decode_registered(service, &registered, skills, sources, &Decoding::default());
     diags.extend(ds);
     described
 }
@@ -130,6 +130,14 @@ pub(crate) fn register(service: &Declared, input: Input, sources: &mut SourceMap
     Registered { runner, texts }
 }
 
+/// Where decoded descriptors may be taken from instead of decoding them again: what
+/// earlier compiles in this process kept, then what an earlier one kept in the user cache.
+#[derive(Default)]
+pub(crate) struct Decoding<'a> {
+    pub kept: super::Decoded,
+    pub cache: Option<&'a super::Cache>,
+}
+
 /// Decodes what [`register`] added for `service`, merges a snapshot's tools into the
 /// descriptor's and reads its skill. Problems come back in the order they are found; a
 /// descriptor with an error is left out.
@@ -139,7 +147,7 @@ pub(crate) fn decode_registered(
     registered: &Registered,
     skills: &source::Skills,
     sources: &SourceMap,
-    kept: &super::Decoded,
+    kept: &Decoding<'_>,
 ) -> (Described, Vec<Diagnostic>) {
     let mut diags = Diagnostics::default();
     let descriptor = match &registered.texts {
@@ -158,7 +166,7 @@ fn descriptor(
     texts: &Texts,
     skills: &source::Skills,
     sources: &SourceMap,
-    kept: &super::Decoded,
+    kept: &Decoding<'_>,
     diags: &mut Diagnostics,
 ) -> Option<ServiceDescriptor> {
     let Texts { kind, warnings, descriptor, snapshot, skill_root } = texts;
@@ -189,11 +197,17 @@ fn descriptor(
 }
 
 /// Decodes a text already in the source map (or takes what an earlier compile did).
-fn decoded(file: FileId, sources: &SourceMap, kept: &super::Decoded, diags: &mut Diagnostics) -> Option<(FileId, Arc<SharedDescriptor>)> {
+fn decoded(file: FileId, sources: &SourceMap, with: &Decoding<'_>, diags: &mut Diagnostics) -> Option<(FileId, Arc<SharedDescriptor>)> {
     let src = sources.get(file);
-    let (d, ds) = kept.get_or(file, src, || {
-        let (d, ds) = decode(file, src);
-        (d.map(Arc::from), ds)
+    let (d, ds) = with.kept.get_or(file, src, || {
+        let decode = || {
+            let (d, ds) = decode(file, src);
+            (d.map(Arc::from), ds)
+        };
+        match with.cache {
+            Some(cache) => cache.get_or(&src.text, decode),
+            None => decode(),
+        }
     });
     diags.extend(ds);
     d.map(|d| (file, d))

@@ -20,6 +20,12 @@ impl SharedDescriptor {
         SharedDescriptor { descriptor, digest: OnceLock::new() }
     }
 
+    /// `descriptor`, whose digest is known to be `digest` (kept with it by
+    /// [`super::Cache`]).
+    pub(crate) fn with_digest(descriptor: Descriptor, digest: [u8; 32]) -> Self {
+        SharedDescriptor { descriptor, digest: OnceLock::from(digest) }
+    }
+
     /// The descriptor to change (its digest is made again when next asked for).
     pub(crate) fn get_mut(&mut self) -> &mut Descriptor {
         self.digest = OnceLock::new();
@@ -30,7 +36,7 @@ impl SharedDescriptor {
         self.descriptor
     }
 
-    fn digest(&self) -> &[u8; 32] {
+    pub(crate) fn digest(&self) -> &[u8; 32] {
         self.digest.get_or_init(|| crate::digest::of_hash(&self.descriptor))
     }
 }

@@ -438,7 +438,7 @@ impl Known {
 /// Where the stat record of `out` is kept: `None` with `--no-cache` (no `records`), or
 /// for tokens in the tree (nothing is vouched for, nothing recorded).
 pub(crate) fn record_at(out: &Path, redacted: bool, records: Option<&Path>, untrusted: &[&Path]) -> Option<std::path::PathBuf> {
-    records.filter(|_| redacted).and_then(|dir| record::path(dir, out, untrusted))
+    records.filter(|_| redacted).and_then(|dir| crate::disk::cache_path(dir, out, untrusted))
 }
 
 /// Whether a lock's `secrets` names a redacted tree.

@@ -37,7 +37,7 @@ pub(crate) fn path(record: &Path) -> PathBuf {
 /// files are), their files left on disk until asked for ([`Stored::files`]). At 30,000 agent
 /// ids a memo is 7 MB; what is held of it grows with the services, not their agent ids.
 pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
-    let (file, len) = super::record::open_bounded(path, MAX_SIZE)?;
+    let (file, len) = crate::disk::open_cache_file(path, MAX_SIZE)?;
     Stored::read(file, len, lock)
 }
 
@@ -282,7 +282,7 @@ fn copy_entry(r: &mut impl std::io::Read, name: &str, w: &mut impl Write) -> std
 }
 
 /// Writes the memo `made`, bound to the lock whose digest is `lock`, to `path` atomically
-/// (see `record::replace`), unless its bytes would have the seal of `previous`, the memo
+/// (see `disk::replace_cache_file`), unless its bytes would have the seal of `previous`, the memo
 /// loaded (which holds the services taken). Failures are ignored: the memo only ever saves
 /// work.
 pub(crate) fn store(path: &Path, lock: &[u8; 32], made: &Making, previous: Option<&(Stored, Seal)>) {
@@ -297,7 +297,7 @@ pub(crate) fn store(path: &Path, lock: &[u8; 32], made: &Making, previous: Optio
     if previous.map(|(_, seal)| *seal) == Some(Seal { len: sealing.len + 4, sum: sealing.crc.finalize() }) {
         return;
     }
-    let _ = super::record::replace(path, |file| {
+    let _ = crate::disk::replace_cache_file(path, |file| {
         // Streamed, not built in memory: at 30,000 agent ids a memo is 7 MB.
         let mut w = Checked::new(std::io::BufWriter::new(file));
         encode(&mut w, lock, made, stored)?;

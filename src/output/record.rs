@@ -35,8 +35,7 @@
 //! and check trust the directories in them as a check's own record lets them.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 const MAGIC: &[u8; 16] = b"clawc-statrec-2\n";
 /// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the counts of
@@ -168,10 +167,15 @@ impl Record {
 
     /// The copy of the lock, if the lock now stamped `now` is the one it was made from.
     pub(crate) fn copy_for(&self, now: &Stamp) -> Option<&[u8]> {
-        let lock = self.inputs + self.outputs + self.dirs;
-        let at = HEADER + (lock + 1) * ENTRY;
+        self.copy().filter(|_| self.vouches(self.inputs + self.outputs + self.dirs, now))
+    }
+
+    /// The copy of the lock whose digest is [`Record::lock`], if it has one: the caller
+    /// has hashed the lock, or the record vouches for its stamp ([`Record::copy_for`]).
+    pub(crate) fn copy(&self) -> Option<&[u8]> {
+        let at = HEADER + (self.inputs + self.outputs + self.dirs + 1) * ENTRY;
         let buf = self.buf.get();
-        (buf.len() > at && self.vouches(lock, now)).then(|| &buf[at..])
+        (buf.len() > at).then(|| &buf[at..])
     }
 
     /// Keeps `copy` of the lock stamped `stamp` (replacing any).
@@ -356,13 +360,16 @@ impl OnDisk {
     /// stamped `now`, is the one the copy was made from (see [`Record::copy_for`]).
     pub(crate) fn copy_for(&self, now: &Stamp) -> Option<impl Read + '_> {
         let (inputs, outputs, dirs) = self.counts;
-        let lock = inputs + outputs + dirs;
+        self.copy().filter(|_| self.vouches(inputs + outputs + dirs, now))
+    }
+
+    /// A reader of its copy of the lock whose digest is [`OnDisk::lock`], if it has one:
+    /// the caller has hashed the lock, or the record vouches for its stamp
+    /// ([`OnDisk::copy_for`]).
+    pub(crate) fn copy(&self) -> Option<impl Read + '_> {
+        let (inputs, outputs, dirs) = self.counts;
         let len = u32::from_le_bytes(self.header[76..80].try_into().expect("4 bytes"));
-        (len > 0 && self.vouches(lock, now)).then(|| Part {
-            file: &self.file,
-            at: (HEADER + (lock + 1) * ENTRY) as u64,
-            left: u64::from(len),
-        })
+        (len > 0).then(|| Part { file: &self.file, at: (HEADER + (inputs + outputs + dirs + 1) * ENTRY) as u64, left: u64::from(len) })
     }
 
     /// Block `b` of its entries: one kept, or read.
@@ -466,66 +473,27 @@ fn max_size() -> usize {
     HEADER + (MAX_ENTRIES + 1) * ENTRY + MAX_COPY + TRAILER
 }
 
-/// Where the record of the tree in `out` is kept under `dir` (the records' directory of
-/// the user cache), or `None`: `out` has no canonical path, or `dir` lies inside `out` or
-/// inside one of `untrusted` (the input root): a record there would be written by the
-/// author of the tree it vouches for.
-pub(crate) fn path(dir: &Path, out: &Path, untrusted: &[&Path]) -> Option<PathBuf> {
-    let out = out.canonicalize().ok()?;
-    let dir = resolved(dir)?;
-    if dir.starts_with(&out) || untrusted.iter().any(|u| dir.starts_with(u)) {
-        return None;
-    }
-    let name = crate::digest::sha256_hex(out.as_os_str().as_encoded_bytes());
-    Some(dir.join(name))
-}
-
-/// `dir` with symlinks resolved as far as it exists (the rest appended as written).
-fn resolved(dir: &Path) -> Option<PathBuf> {
-    if !dir.is_absolute() || dir.components().any(|c| matches!(c, Component::ParentDir)) {
-        return None;
-    }
-    let mut rest = Vec::new();
-    let mut at = dir;
-    loop {
-        if let Ok(real) = at.canonicalize() {
-            return Some(rest.iter().rev().fold(real, |p, c| p.join(c)));
-        }
-        rest.push(at.file_name()?);
-        at = at.parent()?;
-    }
-}
-
 /// The record at `path` for the lock whose digest is `lock`, with these counts, if there
 /// is a whole one, its copy of the lock not held: a write reads the copy once, as it
 /// is decoded ([`OnDisk::copy_for`]), and it is as large as the stamps (6.5 MB at 30,000
 /// agent ids), which a recompile held beside everything else.
 pub(crate) fn load(path: &Path, lock: &[u8; 32], inputs: usize, outputs: usize) -> Option<OnDisk> {
-    let (file, len) = open_bounded(path, max_size())?;
+    let (file, len) = crate::disk::open_cache_file(path, max_size())?;
     OnDisk::read(file, len).filter(|r| r.is_for(lock, inputs, outputs))
 }
 
 /// The record at `path`, whichever lock it is for, if there is a whole one, read as a
 /// write reads it ([`OnDisk`]).
 pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
-    let (file, len) = open_bounded(path, max_size())?;
+    let (file, len) = crate::disk::open_cache_file(path, max_size())?;
     OnDisk::read(file, len)
 }
 
 /// The record at `path`, whichever lock it is for, if there is a whole one (its pages
 /// mapped).
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
-    let (file, len) = open_bounded(path, max_size())?;
+    let (file, len) = crate::disk::open_cache_file(path, max_size())?;
     Record::map(&file, len)
-}
-
-/// The cache file at `path`, opened without following a symlink, and its length, only if
-/// it is a regular file of at most `max` bytes.
-pub(crate) fn open_bounded(path: &Path, max: usize) -> Option<(std::fs::File, usize)> {
-    let file = crate::disk::open(path, false).ok()?;
-    let meta = file.metadata().ok()?;
-    let len = usize::try_from(meta.len()).ok()?;
-    (meta.is_file() && len <= max).then_some((file, len))
 }
 
 /// A record's header: for the lock `lock`, stamped `time`, with these counts of entries
@@ -614,7 +582,7 @@ pub(crate) fn store_filled(
     sections: Sections<'_>,
     fill: impl FnMut(std::ops::Range<usize>, &mut [u8]),
 ) {
-    let _ = replace(path, |f| write_filled(f, lock, time, sections, FILLED_PART, fill));
+    let _ = crate::disk::replace_cache_file(path, |f| write_filled(f, lock, time, sections, FILLED_PART, fill));
 }
 
 /// What writes a run of a record's entries (which, and their bytes).
@@ -679,7 +647,7 @@ fn write_filled(
 /// work.
 pub(crate) fn store(path: &Path, record: &Record) {
     // Its bytes, then their checksum: not joined in a copy (5 MB at 30,000 agent ids).
-    let _ = replace(path, |f| {
+    let _ = crate::disk::replace_cache_file(path, |f| {
         std::io::Write::write_all(f, record.buf.get())?;
         std::io::Write::write_all(f, &record.checksum())
     });
@@ -695,18 +663,6 @@ pub(crate) fn put_entry(e: &mut [u8], stamp: Option<Stamp>) {
             e[1 + k * 8..9 + k * 8].copy_from_slice(&n.to_le_bytes());
         }
     }
-}
-
-/// Replaces the cache file at `path` with what `write` writes, atomically: a temporary
-/// file beside it (its directory made `0700` if missing), renamed over it, so a symlink
-/// there is replaced, never followed.
-pub(crate) fn replace(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent"))?;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    write(tmp.as_file_mut())?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -905,11 +861,11 @@ mod tests {
         std::fs::create_dir_all(&out).unwrap();
         let repo = dir.path().join("repo").canonicalize().unwrap();
         let cache = dir.path().join("cache/check/v1");
-        let p = path(&cache, &out, &[&repo]).unwrap();
+        let p = crate::disk::cache_path(&cache, &out, &[&repo]).unwrap();
         assert!(p.starts_with(dir.path().canonicalize().unwrap().join("cache/check/v1")));
-        assert_eq!(path(&out.join("cache"), &out, &[]), None, "inside --out");
-        assert_eq!(path(&repo.join(".cache"), &out, &[&repo]), None, "inside the input root");
-        assert_eq!(path(Path::new("rel"), &out, &[]), None, "relative");
+        assert_eq!(crate::disk::cache_path(&out.join("cache"), &out, &[]), None, "inside --out");
+        assert_eq!(crate::disk::cache_path(&repo.join(".cache"), &out, &[&repo]), None, "inside the input root");
+        assert_eq!(crate::disk::cache_path(Path::new("rel"), &out, &[]), None, "relative");
         let r = record();
         store(&p, &r);
         assert_eq!(load(&p, &[3; 32], 2, 3).map(|l| says(&l)), Some(says(&r)));
@@ -961,8 +917,8 @@ mod tests {
         // Were it opened blocking, these would wait for a writer forever.
         assert!(load(&fifo, &[3; 32], 2, 3).is_none());
         assert_eq!(load_any(&fifo), None);
-        assert!(open_bounded(&fifo, 1 << 20).is_none(), "the memo's open");
+        assert!(crate::disk::open_cache_file(&fifo, 1 << 20).is_none(), "the memo's open");
         assert_eq!(load_any(dir.path()), None, "a directory");
-        assert!(open_bounded(dir.path(), 1 << 20).is_none());
+        assert!(crate::disk::open_cache_file(dir.path(), 1 << 20).is_none());
     }
 }

@@ -7,6 +7,7 @@ mod check;
 mod compat;
 mod config;
 mod describe;
+mod described;
 mod determinism;
 mod diagnostics;
 mod docs;

@@ -1,0 +1,119 @@
+//! Descriptors kept decoded in the user cache (`describe/v1`): a compile that takes them
+//! from there says and writes exactly what one that decodes them says and writes.
+
+use super::harness::{Pod, clawc, http_descriptor, on_every_golden_case, tree};
+use std::path::{Path, PathBuf};
+
+/// `clawc compile claw-pod.yml -o OUT --format json` with the case's own arguments and
+/// environment, its caches in `cache`: (exit code, stdout, stderr).
+fn compile(case: &super::reuse::Case, cache: &Path, out: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut c = clawc();
+    c.current_dir(case.dir.path()).env("CLAWC_CACHE_DIR", cache);
+    c.args(["compile", "claw-pod.yml", "-o", out, "--format", "json"]).args(&case.args).args(extra);
+    c.envs(case.env.iter().map(|(k, v)| (k, v)));
+    let o = c.output().unwrap();
+    // The same words whatever `--out` is called.
+    let text = |b: &[u8]| String::from_utf8_lossy(b).replace(out, "OUT");
+    (o.status.code().unwrap_or(-1), text(&o.stdout), text(&o.stderr))
+}
+
+/// The one file of the descriptor cache under `cache`, if any.
+fn cache_file(cache: &Path) -> Option<PathBuf> {
+    let dir = cache.join("describe/v1");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.map(|e| e.unwrap().path()).collect();
+    assert!(files.len() <= 1, "one file per pod: {files:?}");
+    files.pop()
+}
+
+fn stamp(p: &Path) -> (u64, i64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).unwrap();
+    (m.ino(), m.mtime(), m.mtime_nsec())
+}
+
+/// Every golden case (errors and warnings included), compiled into a new `--out` twice
+/// with one cache: the second takes every descriptor from the cache (its file is not
+/// written again, so nothing was decoded anew) and prints and writes what the first, and
+/// one with `--no-cache`, print and write, byte for byte.
+#[test]
+fn descriptors_taken_from_the_cache_compile_as_decoded_ones() {
+    let outcomes = on_every_golden_case(|case, name| {
+        let case = super::reuse::Case::new(case);
+        let cache = case.cache.path();
+        let first = compile(&case, cache, "out-first", &[]);
+        let kept = cache_file(cache).map(|f| (stamp(&f), f));
+        let second = compile(&case, cache, "out-second", &[]);
+        let plain = compile(&case, cache, "out-plain", &["--no-cache"]);
+        let trees: Vec<_> = ["out-first", "out-second", "out-plain"].iter().map(|o| tree(&case.dir.path().join(o))).collect();
+        let mut failures = Vec::new();
+        if first != second || first != plain {
+            failures.push(format!("{name}: printed\n{first:?}\n{second:?}\n{plain:?}"));
+        }
+        if trees[0] != trees[1] || trees[0] != trees[2] {
+            failures.push(format!("{name}: the trees differ"));
+        }
+        if let Some((before, file)) = &kept
+            && stamp(file) != *before
+        {
+            failures.push(format!("{name}: the cache was written again"));
+        }
+        (failures, kept.is_some())
+    });
+    let failures: Vec<String> = outcomes.iter().flat_map(|(f, _)| f.clone()).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let cached = outcomes.iter().filter(|(_, kept)| *kept).count();
+    assert!(cached >= 20, "only {cached} cases kept descriptors");
+}
+
+/// A descriptor edited between compiles is decoded again, and its diagnostics are said
+/// each time: nothing with a diagnostic is kept; what the cache holds is only what the
+/// last compile used.
+#[test]
+fn an_edited_descriptor_is_decoded_again_and_its_warnings_said_every_time() {
+    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &http_descriptor(&["a", "b"]));
+    let cache = tempfile::tempdir().unwrap();
+    let run = || {
+        let o = clawc()
+            .current_dir(pod.dir.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "--format", "json"])
+            .output()
+            .unwrap();
+        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let (code, _) = run();
+    assert_eq!(code, 0);
+    let file = cache_file(cache.path()).expect("kept");
+    let one = std::fs::read(&file).unwrap();
+    // An edit: decoded again, and the cache then holds the new text's outcome alone.
+    std::fs::write(pod.path("api/.claw-describe.json"), http_descriptor(&["a", "c"])).unwrap();
+    let (code, out) = run();
+    assert_eq!(code, 0, "{out}");
+    let two = std::fs::read(&file).unwrap();
+    assert_ne!(one, two, "written again");
+    assert!(pod.read(".claw-compiled/context/bot/tools.json").contains("does c"), "the edit compiled");
+    // A descriptor with an error: reported on every compile, never kept.
+    std::fs::write(pod.path("api/.claw-describe.json"), "{\"version\": 3}").unwrap();
+    for _ in 0..2 {
+        let (code, out) = run();
+        assert_eq!(code, 2, "{out}");
+        assert!(out.contains("clawc::describe::version"), "{out}");
+    }
+}
+
+/// A cache directory in the repository under review is neither read nor written: its
+/// author could write it.
+#[test]
+fn no_descriptor_is_kept_in_the_repository() {
+    let pod = Pod::new("services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools: [api]\n  api:\n    build: ./api\n")
+        .file("api/.claw-describe.json", &http_descriptor(&["a"]));
+    for inside in [".cache", ".claw-compiled/.cache"] {
+        let cache = pod.path(inside);
+        for _ in 0..2 {
+            let o = clawc().current_dir(pod.dir.path()).env("CLAWC_CACHE_DIR", &cache).args(["compile"]).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        assert!(!cache.exists(), "a cache was written under {inside}");
+    }
+}
