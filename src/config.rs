@@ -127,7 +127,7 @@ pub(crate) const KEYS: &[Key] = &[
         value: "`true` or `false`",
         default: "`false`",
         env: None,
-        meaning: "neither use nor fill the cache of files read out of images, nor the stat record (a `--check` then compiles, and a recompile reads every file)",
+        meaning: "neither use nor fill the cache of files read out of images, the stat record (a `--check` then compiles, and a recompile reads every file), nor the descriptors kept decoded (every descriptor is decoded)",
         used_by: POD_COMMANDS,
     },
     Key {
