@@ -178,12 +178,12 @@ impl<'a> Request<'a> {
 
 pub(crate) type SourceResult = Result<Option<Loaded>, Vec<Diagnostic>>;
 
-pub(crate) trait DescriptorSource {
+pub(crate) trait DescriptorSource: Sync {
     /// The descriptor of `req.service`, `None` when this source has none for it.
     fn describe(&self, req: &Request) -> SourceResult;
 }
 
-/// The ordered chain of sources.
+/// The ordered chain of sources (each asked from several threads at once).
 pub(crate) struct Sources(Vec<Box<dyn DescriptorSource>>);
 
 impl Sources {
