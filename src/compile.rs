@@ -605,11 +605,14 @@ fn decode_all(
 ) -> BTreeMap<String, Described> {
     let skills = crate::source::Skills { pod_dir, log };
     opts.kept.decoded.begin();
-    // Never a cache in the repository under review (its author would write it).
+    // Never a cache in the repository under review (its author would write it). A watch
+    // keeps what it decoded in memory instead: the file would hold only what its compiles
+    // decoded anew, and be written after each.
     let repo = repository(opts);
     let cache = opts
         .describe_cache
         .as_deref()
+        .filter(|_| !opts.kept.decoded.keeps())
         .zip(build_identity())
         .and_then(|(dir, clawc)| describe::Cache::open(dir, &opts.pod, &[repo.path()], &clawc));
     let with = describe::service::Decoding { kept: opts.kept.decoded.clone(), cache: cache.as_ref() };

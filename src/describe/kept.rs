@@ -55,6 +55,11 @@ impl Decoded {
         Decoded(Some(Arc::default()))
     }
 
+    /// Whether it keeps what a compile decodes (a watch's).
+    pub(crate) fn keeps(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// A compile begins: what the last one did not use is dropped.
     pub(crate) fn begin(&self) {
         if let Some(g) = &self.0 {

@@ -109,6 +109,8 @@ fn each_edit_of_the_pod_or_a_descriptor_is_compiled_and_a_broken_one_leaves_the_
     let all = tools(&pod);
     assert_eq!(all.len(), 2, "{all:?}");
     assert!(w.quiet(), "nothing compiled again without a change");
+    // A watch keeps its decoded descriptors in memory, not in the user cache.
+    assert!(!cache.path().join("describe").exists());
 
     // A grant narrowed: compiled again, the tree as a compile of the new pod writes it.
     pod.edit_pod("tools: [api]", "tools: [{service: api, allow: a}]");
