@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""One agent's grant changed and compiled one-shot, by several clawc builds in the same rounds.
+
+Usage: python3 scripts/ab-edit.py ROUNDS BIN...
+
+Each build gets its own copy of /dev/shm/pod3k (what `target/release/deps/compile-*
+--generate /dev/shm/pod3k 10` makes: 3,000 agent ids), `--out` and cache, compiled twice
+first. Each round narrows (or puts back) one agent service's grant in every copy and
+compiles each copy once, the builds' order alternating; medians and quartiles printed.
+"""
+import os, shutil, statistics, subprocess, sys, time
+bins = sys.argv[2:]; n = int(sys.argv[1]); src = '/dev/shm/pod3k'
+grant = "          allow: [op_0, op_1, op_2, op_3, op_4, op_5, op_6, op_7, op_8, op_9]\n      surfaces: [service://tools-11]"
+setups = []
+for k, b in enumerate(bins):
+    pod, out, cache = f'/dev/shm/ab{k}pod', f'/dev/shm/ab{k}out', f'/dev/shm/ab{k}cache'
+    for d in (pod, out, cache): shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(pod); shutil.copy(src + '/claw-pod.yml', pod); shutil.copytree(src + '/svc', pod + '/svc')
+    setups.append((b, pod, out, cache))
+orig = open(src + '/claw-pod.yml').read(); edited = orig.replace(grant, grant.replace(", op_9", ""), 1)
+def run(b, pod, out, cache):
+    t = time.perf_counter()
+    p = subprocess.Popen([b, 'compile', '--images', 'none', 'claw-pod.yml', '-o', out], cwd=pod, env=dict(os.environ, CLAWC_CACHE_DIR=cache), stdout=subprocess.DEVNULL)
+    _, st, _ = os.wait4(p.pid, 0); assert st == 0
+    return time.perf_counter() - t
+for s in setups: run(*s); time.sleep(0.02); run(*s)
+t = {b: [] for b in bins}
+for i in range(n):
+    order = setups if i % 2 == 0 else setups[::-1]
+    for (b, pod, out, cache) in order:
+        open(pod + '/claw-pod.yml', 'w').write(edited if i % 2 == 0 else orig)
+        time.sleep(0.03)
+        t[b].append(run(b, pod, out, cache))
+        time.sleep(0.02)
+for b in bins: print(f"{os.path.basename(b):22} edit median {statistics.median(t[b])*1000:6.1f} ms  (n={n}; quartiles {statistics.quantiles(t[b])[0]*1000:.1f}-{statistics.quantiles(t[b])[2]*1000:.1f})")
