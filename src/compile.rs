@@ -72,6 +72,9 @@ pub struct Options {
     /// (`None`: every descriptor is decoded; see `describe::Cache`):
     /// `<user cache>/describe/v1` unless `--no-cache`.
     pub describe_cache: Option<PathBuf>,
+    /// Where the pod's YAML tree is kept for the next compile of the pod (`None`: the pod
+    /// is parsed whole; see `yaml::stored`): `<user cache>/pod/v1` unless `--no-cache`.
+    pub pod_cache: Option<PathBuf>,
     /// What earlier compiles in this process kept for this one (`compile --watch`); the
     /// default keeps nothing.
     pub kept: Kept,
@@ -365,7 +368,12 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
     };
     let pod_file = sources.add(pod_name, text);
     let env = read_env(opts, &pod_dir, sources, diags);
-    let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file)) {
+    // The tree the last run stored, outside the repository under review (its author
+    // would write it), for this very build.
+    let stored = opts.pod_cache.as_deref().zip(build_identity()).and_then(|(dir, clawc)| {
+        crate::disk::cache_path(dir, &opts.pod, &[repository(opts).path()]).map(|at| (at, crate::digest::sha256(&clawc)))
+    });
+    let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file), stored.as_ref().map(|(at, b)| (at.as_path(), b))) {
         Ok(tree) => tree,
         Err(ds) => {
             diags.extend(ds);

@@ -158,6 +158,7 @@ pub(super) fn options(pod: &Path, s: &Effective, secrets: SecretMode) -> Options
         lock_image_sources: None,
         check_records: if s.no_cache.value { None } else { crate::disk::user_cache_dir().map(|d| d.join("check").join("v1")) },
         describe_cache: if s.no_cache.value { None } else { crate::disk::user_cache_dir().map(|d| d.join("describe").join("v1")) },
+        pod_cache: if s.no_cache.value { None } else { crate::disk::user_cache_dir().map(|d| d.join("pod").join("v1")) },
         kept: crate::Kept::default(),
     }
 }

@@ -8,6 +8,7 @@
 use super::{MAX_DEPTH, Node, Parsed, parse_counted, splice::splice};
 use crate::diag::Diagnostic;
 use crate::sourcemap::{FileId, SourceFile};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A parsed pod and the text it was parsed from.
@@ -46,14 +47,27 @@ impl KeptTree {
     /// when the kept tree is of the same file and the edit lies inside one entry; else
     /// the whole text parsed. The kept tree is taken: give the result back with
     /// [`KeptTree::keep`].
-    pub(crate) fn parse(&self, file: FileId, src: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
+    ///
+    /// Outside a watch, `stored` (a cache file, for the build whose identity has that
+    /// SHA-256; see [`super::stored`]) plays the kept tree's part: the tree the last run
+    /// stored there is spliced, and the tree made is stored for the next run.
+    pub(crate) fn parse(&self, file: FileId, src: &SourceFile, stored: Option<(&Path, &[u8; 32])>) -> Result<Tree, Vec<Diagnostic>> {
         let kept = self.0.as_ref().and_then(|t| t.lock().unwrap_or_else(PoisonError::into_inner).take());
         let made = |parsed| Tree { file, name: src.name.clone(), text: Arc::clone(&src.text), parsed };
-        let spliced = kept.filter(|k| k.file == file && k.name == src.name).and_then(|k| splice(&k.text, k.parsed, file, src));
-        match spliced {
-            Some(parsed) => Ok(made(parsed)),
-            None => parse_counted(file, src, MAX_DEPTH).map(made),
+        let stored = stored.filter(|_| self.0.is_none());
+        let before = match kept {
+            Some(k) => (k.file == file && k.name == src.name).then_some((k.text, k.parsed)),
+            None => stored.and_then(|(at, build)| super::stored::load(at, build, file)).map(|(text, parsed)| (Arc::from(text), parsed)),
+        };
+        let unchanged = before.as_ref().is_some_and(|(text, _)| *text == src.text);
+        let tree = match before.and_then(|(text, parsed)| splice(&text, parsed, file, src)) {
+            Some(parsed) => made(parsed),
+            None => made(parse_counted(file, src, MAX_DEPTH)?),
+        };
+        if let Some((at, build)) = stored.filter(|_| !unchanged) {
+            super::stored::store(at, build, &tree.text, &tree.parsed);
         }
+        Ok(tree)
     }
 
     /// Keeps `tree` for the next compile (or drops it, when nothing is kept).
@@ -79,14 +93,14 @@ mod tests {
         let other = map.add("other.yml", after.as_str());
         let kept = KeptTree::kept();
         let whole = |id| parse_counted(id, map.get(id), MAX_DEPTH).unwrap();
-        kept.keep(kept.parse(first, map.get(first)).unwrap());
-        let tree = kept.parse(second, map.get(second)).unwrap();
+        kept.keep(kept.parse(first, map.get(first), None).unwrap());
+        let tree = kept.parse(second, map.get(second), None).unwrap();
         assert_eq!(tree.parsed, whole(second), "the other file id's tree is not the one parsed");
         kept.keep(tree);
-        assert_eq!(kept.parse(other, map.get(other)).unwrap().parsed, whole(other));
+        assert_eq!(kept.parse(other, map.get(other), None).unwrap().parsed, whole(other));
         assert!(format!("{kept:?}").contains("false"), "the tree is taken until it is given back");
         let none = KeptTree::default();
-        none.keep(none.parse(first, map.get(first)).unwrap());
+        none.keep(none.parse(first, map.get(first), None).unwrap());
         assert_eq!(format!("{none:?}"), "KeptTree(None)");
     }
 }

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 pub(crate) mod kept;
 mod splice;
+mod stored;
 
 /// Deepest nesting accepted. Compose files are shallow; this only stops hostile input.
 pub(crate) const MAX_DEPTH: usize = 64;

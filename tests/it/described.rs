@@ -1,5 +1,6 @@
-//! Descriptors kept decoded in the user cache (`describe/v1`): a compile that takes them
-//! from there says and writes exactly what one that decodes them says and writes.
+//! What a compile keeps in the user cache for the next run of the pod: its descriptors
+//! decoded (`describe/v1`) and its YAML tree (`pod/v1`). A compile that takes them from
+//! there says and writes exactly what one that decodes and parses everything does.
 
 use super::harness::{Pod, clawc, http_descriptor, on_every_golden_case, tree};
 use std::path::{Path, PathBuf};
@@ -116,4 +117,51 @@ fn no_descriptor_is_kept_in_the_repository() {
         }
         assert!(!cache.exists(), "a cache was written under {inside}");
     }
+}
+
+/// Every golden case, each line of its pod blanked in turn and then a character added to
+/// it, each edit compiled after the last with the pod's tree from the cache (spliced where
+/// the edit lies inside one service's entry) and with `--no-cache` (parsed whole): the
+/// same exit code, the same diagnostics to the column, the same tree.
+#[test]
+fn a_pod_tree_kept_between_runs_compiles_as_a_whole_parse() {
+    let outcomes = on_every_golden_case(|case, name| {
+        let case = super::reuse::Case::new(case);
+        let cache = case.cache.path();
+        compile(&case, cache, "out-kept", &[]);
+        compile(&case, cache, "out-whole", &["--no-cache"]);
+        let stored = cache.join("pod/v1").read_dir().is_ok_and(|mut d| d.next().is_some());
+        let pod = case.dir.path().join("claw-pod.yml");
+        let original = std::fs::read_to_string(&pod).unwrap();
+        let lines: Vec<&str> = original.lines().collect();
+        let mut failures = Vec::new();
+        for i in 0..lines.len() {
+            for edit in [String::new(), format!("{}x", lines[i])] {
+                let text: Vec<&str> = lines.iter().enumerate().map(|(n, l)| if n == i { edit.as_str() } else { l }).collect();
+                std::fs::write(&pod, text.join("\n") + "\n").unwrap();
+                // (`reused` aside: only the run with the cache has a render memo.)
+                let kept = without_reused(compile(&case, cache, "out-kept", &[]));
+                let whole = without_reused(compile(&case, cache, "out-whole", &["--no-cache"]));
+                let same_tree = tree(&case.dir.path().join("out-kept")) == tree(&case.dir.path().join("out-whole"));
+                if kept != whole || (kept.0 == 0 && !same_tree) {
+                    failures.push(format!("{name}, line {} as {edit:?}:\n{kept:?}\n{whole:?}", i + 1));
+                }
+            }
+        }
+        (failures, stored)
+    });
+    let failures: Vec<String> = outcomes.iter().flat_map(|(f, _)| f.clone()).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(outcomes.iter().filter(|(_, stored)| *stored).count() >= 20, "the cases kept no tree");
+}
+
+/// A compile's outcome with its JSON summary's `reused` left out.
+fn without_reused((code, stdout, stderr): (i32, String, String)) -> (i32, Vec<serde_json::Value>, String) {
+    let mut lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for l in &mut lines {
+        if let Some(s) = l.get_mut("summary").and_then(serde_json::Value::as_object_mut) {
+            s.remove("reused");
+        }
+    }
+    (code, lines, stderr)
 }
