@@ -546,6 +546,31 @@ pub(crate) fn replace_cache_file(path: &Path, write: impl FnOnce(&mut std::fs::F
     Ok(())
 }
 
+/// Replaces the cache file at `at` with `bytes` and a CRC-32 of them (as
+/// [`replace_cache_file`]); nothing is written past [`MAX_BOOKKEEPING`].
+pub(crate) fn store_sealed(at: &Path, bytes: &[u8]) {
+    if bytes.len() as u64 + 4 > MAX_BOOKKEEPING {
+        return;
+    }
+    let sum = crc32fast::hash(bytes).to_le_bytes();
+    let _ = replace_cache_file(at, |f| {
+        io::Write::write_all(f, bytes)?;
+        io::Write::write_all(f, &sum)
+    });
+}
+
+/// The bytes [`store_sealed`] stored at `at`, if they are whole (their CRC-32 holds) and
+/// begin with `head` (a format's magic and the build they are for), without the CRC.
+pub(crate) fn load_sealed(at: &Path, head: &[u8]) -> Option<Vec<u8>> {
+    let (file, len) = open_cache_file(at, MAX_BOOKKEEPING as usize)?;
+    let mut bytes = Vec::with_capacity(len);
+    Read::read_to_end(&mut Read::take(file, len as u64), &mut bytes).ok()?;
+    let body = bytes.len().checked_sub(4)?;
+    let whole = crc32fast::hash(&bytes[..body]).to_le_bytes() == bytes[body..] && bytes[..body].starts_with(head);
+    bytes.truncate(body);
+    whole.then_some(bytes)
+}
+
 #[cfg(test)]
 pub(crate) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();

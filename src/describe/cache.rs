@@ -120,14 +120,7 @@ impl Cache {
             bytes.extend_from_slice(&len32(json.len()));
             bytes.extend_from_slice(json);
         }
-        if bytes.len() as u64 > crate::disk::MAX_BOOKKEEPING {
-            return;
-        }
-        let sum = crc32fast::hash(&bytes).to_le_bytes();
-        let _ = crate::disk::replace_cache_file(&self.at, |f| {
-            std::io::Write::write_all(f, &bytes)?;
-            std::io::Write::write_all(f, &sum)
-        });
+        crate::disk::store_sealed(&self.at, &bytes);
     }
 }
 
@@ -137,13 +130,8 @@ fn len32(n: usize) -> [u8; 4] {
 
 /// The file at `at` and its entries, if it is whole and for `build`.
 fn load(at: &Path, build: &[u8; 32]) -> Option<(Vec<u8>, Entries)> {
-    let (file, len) = crate::disk::open_cache_file(at, crate::disk::MAX_BOOKKEEPING as usize)?;
-    let mut bytes = Vec::with_capacity(len);
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, len as u64), &mut bytes).ok()?;
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
-    if crc32fast::hash(body).to_le_bytes() != sum || body.get(..16)? != MAGIC || body.get(16..48)? != build {
-        return None;
-    }
+    let bytes = crate::disk::load_sealed(at, &[&MAGIC[..], build].concat())?;
+    let body = &bytes[..];
     let count = u32::from_le_bytes(body.get(48..HEADER)?.try_into().ok()?);
     let mut found = BTreeMap::new();
     let mut at = HEADER;

@@ -29,27 +29,14 @@ pub(crate) fn store(at: &Path, build: &[u8; 32], text: &str, parsed: &Parsed) {
     b.push(u8::from(parsed.plain));
     b.extend_from_slice(text.as_bytes());
     put(&mut b, &parsed.root);
-    if b.len() as u64 > crate::disk::MAX_BOOKKEEPING {
-        return;
-    }
-    let sum = crc32fast::hash(&b).to_le_bytes();
-    let _ = crate::disk::replace_cache_file(at, |f| {
-        std::io::Write::write_all(f, &b)?;
-        std::io::Write::write_all(f, &sum)
-    });
+    crate::disk::store_sealed(at, &b);
 }
 
 /// The text and tree stored at `at` for `build`, the tree's nodes located in `file`;
 /// `None` unless the file is whole.
 pub(crate) fn load(at: &Path, build: &[u8; 32], file: FileId) -> Option<(String, Parsed)> {
-    let (f, len) = crate::disk::open_cache_file(at, crate::disk::MAX_BOOKKEEPING as usize)?;
-    let mut bytes = Vec::with_capacity(len);
-    std::io::Read::read_to_end(&mut std::io::Read::take(f, len as u64), &mut bytes).ok()?;
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
-    if crc32fast::hash(body).to_le_bytes() != sum || body.get(..16)? != MAGIC || body.get(16..48)? != build {
-        return None;
-    }
-    let mut r = Reader { b: body, at: 48, file };
+    let body = crate::disk::load_sealed(at, &[&MAGIC[..], build].concat())?;
+    let mut r = Reader { b: &body, at: 48, file };
     let (nodes, bytes_charged, text_len) = (r.u64()?, r.u64()?, r.u64()?);
     let plain = r.u8()? == 1;
     let text = String::from_utf8(r.take(usize::try_from(text_len).ok()?)?.to_vec()).ok()?;
