@@ -280,6 +280,15 @@ fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &m
     Some(Built { agents, secrets: core.secrets, analysis: core.analysis })
 }
 
+/// The file in `dir` (a directory of the user cache) where what one run of the pod keeps
+/// for the next is, and the SHA-256 of the running clawc's identity it is kept for; `None`
+/// without a directory, when `dir` lies in the repository under review (its author would
+/// write it), or when the pod or the executable cannot be looked at.
+fn kept_for_pod(opts: &Options, dir: Option<&Path>) -> Option<(PathBuf, [u8; 32])> {
+    let at = crate::disk::cache_path(dir?, &opts.pod, &[repository(opts).path()])?;
+    Some((at, crate::digest::sha256(&build_identity()?)))
+}
+
 /// What identifies the running clawc for the render keys (`project::reuse`): its version
 /// and its executable's device, inode, size and times, so a rebuilt binary never takes
 /// files another one rendered. `None` (no reuse) when the executable cannot be looked at.
@@ -368,11 +377,7 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
     };
     let pod_file = sources.add(pod_name, text);
     let env = read_env(opts, &pod_dir, sources, diags);
-    // The tree the last run stored, outside the repository under review (its author
-    // would write it), for this very build.
-    let stored = opts.pod_cache.as_deref().zip(build_identity()).and_then(|(dir, clawc)| {
-        crate::disk::cache_path(dir, &opts.pod, &[repository(opts).path()]).map(|at| (at, crate::digest::sha256(&clawc)))
-    });
+    let stored = kept_for_pod(opts, opts.pod_cache.as_deref());
     let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file), stored.as_ref().map(|(at, b)| (at.as_path(), b))) {
         Ok(tree) => tree,
         Err(ds) => {
@@ -613,16 +618,10 @@ fn decode_all(
 ) -> BTreeMap<String, Described> {
     let skills = crate::source::Skills { pod_dir, log };
     opts.kept.decoded.begin();
-    // Never a cache in the repository under review (its author would write it). A watch
-    // keeps what it decoded in memory instead: the file would hold only what its compiles
-    // decoded anew, and be written after each.
-    let repo = repository(opts);
-    let cache = opts
-        .describe_cache
-        .as_deref()
-        .filter(|_| !opts.kept.decoded.keeps())
-        .zip(build_identity())
-        .and_then(|(dir, clawc)| describe::Cache::open(dir, &opts.pod, &[repo.path()], &clawc));
+    // A watch keeps what it decoded in memory instead: the file would hold only what its
+    // compiles decoded anew, and be written after each.
+    let dir = opts.describe_cache.as_deref().filter(|_| !opts.kept.decoded.keeps());
+    let cache = kept_for_pod(opts, dir).map(|(at, build)| describe::Cache::open(at, build));
     let with = describe::service::Decoding { kept: opts.kept.decoded.clone(), cache: cache.as_ref() };
     // Runs of about the same bytes to decode (agents, which have none, sort before the
     // tool services in most pods). Below 64 KiB one thread decodes faster than two start.

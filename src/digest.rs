@@ -12,6 +12,11 @@ pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// The SHA-256 of `parts` one after the other, without joining them in a copy.
+pub(crate) fn sha256_of(parts: &[&[u8]]) -> [u8; 32] {
+    parts.iter().fold(Sha256::new(), Digest::chain_update).finalize().into()
+}
+
 /// `digest` as 64 lower-case hex digits written into `buf`, without allocating.
 pub(crate) fn hex_into<'b>(digest: &[u8; 32], buf: &'b mut [u8; 64]) -> &'b str {
     hex::encode_to_slice(digest, buf).expect("64 digits for 32 bytes");

@@ -60,14 +60,11 @@ struct Used {
 }
 
 impl Cache {
-    /// The cache of the pod at `pod` in `dir` (`<cache>/describe/v1`), for the clawc
-    /// identified by `build`; `None` when `dir` lies in one of `untrusted` or the pod
-    /// cannot be found. An absent or unusable file is an empty cache.
-    pub(crate) fn open(dir: &Path, pod: &Path, untrusted: &[&Path], build: &[u8]) -> Option<Cache> {
-        let at = crate::disk::cache_path(dir, pod, untrusted)?;
-        let build = crate::digest::sha256(build);
+    /// The cache kept in the file `at`, for the clawc whose identity has the SHA-256
+    /// `build`. An absent or unusable file is an empty cache.
+    pub(crate) fn open(at: PathBuf, build: [u8; 32]) -> Cache {
         let (stored, found) = load(&at, &build).unwrap_or_default();
-        Some(Cache { at, build, stored, found, used: Mutex::default() })
+        Cache { at, build, stored, found, used: Mutex::default() }
     }
 
     /// What decoding `text` gives: the kept outcome, or `decode()`'s, kept when it has no
@@ -91,10 +88,7 @@ impl Cache {
     }
 
     fn key(&self, text: &str) -> [u8; 32] {
-        let mut both = Vec::with_capacity(32 + text.len());
-        both.extend_from_slice(&self.build);
-        both.extend_from_slice(text.as_bytes());
-        crate::digest::sha256(&both)
+        crate::digest::sha256_of(&[&self.build, text.as_bytes()])
     }
 
     fn used(&self) -> std::sync::MutexGuard<'_, Used> {
@@ -168,7 +162,8 @@ mod tests {
         let pod = dir.path().join("claw-pod.yml");
         std::fs::write(&pod, "").unwrap();
         let cache_dir = dir.path().join("cache");
-        let open = |build: &[u8]| Cache::open(&cache_dir, &pod, &[], build).unwrap();
+        let at = crate::disk::cache_path(&cache_dir, &pod, &[]).unwrap();
+        let open = |build: &[u8]| Cache::open(at.clone(), crate::digest::sha256(build));
         let calls = std::cell::Cell::new(0);
         let counted = |text: &str| {
             calls.set(calls.get() + 1);
@@ -195,7 +190,6 @@ mod tests {
         open(b"two").get_or(TEXT, || counted(TEXT));
         assert_eq!(calls.get(), 4);
         // Every byte flipped, and the file cut at every length: a miss, never a panic.
-        let at = crate::disk::cache_path(&cache_dir, &pod, &[]).unwrap();
         let whole = std::fs::read(&at).unwrap();
         for i in 0..whole.len() {
             let mut b = whole.clone();
@@ -205,7 +199,13 @@ mod tests {
             std::fs::write(&at, &whole[..i]).unwrap();
             assert!(open(b"one").found.is_empty(), "cut at {i}");
         }
+        // A symlink to a whole file is not followed.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&at, &whole).unwrap();
+        std::fs::rename(&at, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+        assert!(open(b"one").found.is_empty(), "read through a symlink");
         // A cache directory in the repository under review is neither read nor written.
-        assert!(Cache::open(&cache_dir, &pod, &[dir.path()], b"one").is_none());
+        assert!(crate::disk::cache_path(&cache_dir, &pod, &[dir.path()]).is_none());
     }
 }

@@ -163,5 +163,11 @@ mod tests {
             std::fs::write(&at, &whole[..i]).unwrap();
             assert!(load(&at, &build, id).is_none(), "cut at {i}");
         }
+        // A symlink to a whole file is not followed.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, &whole).unwrap();
+        std::fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+        assert!(load(&at, &build, id).is_none(), "read through a symlink");
     }
 }
