@@ -272,7 +272,10 @@ fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &m
         .sum();
     let threads = crate::jobs::threads(opts.jobs);
     let clawc = if stream.sink.reuses() { build_identity() } else { None };
-    let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), &opts.kept.index, sources, diags, stream)?;
+    // report.json's index beside the pod's tree in the user cache, for a compile that
+    // keeps nothing in memory (a watch keeps it there).
+    let index = opts.kept.index.or_stored(kept_for_pod(opts, opts.pod_cache.as_deref()).map(|(at, b)| (at.with_extension("index"), b)));
+    let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), &index, sources, diags, stream)?;
     let built = crate::lock::Built { outputs: core.outputs, services: &core.analysis.registry.services };
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), built);
     // The lock is as sensitive as the most sensitive file it describes.

@@ -127,7 +127,7 @@ pub(crate) const KEYS: &[Key] = &[
         value: "`true` or `false`",
         default: "`false`",
         env: None,
-        meaning: "neither use nor fill the cache of files read out of images, the stat record (a `--check` then compiles, and a recompile reads every file), nor the descriptors kept decoded and the pod's tree kept parsed (every descriptor is decoded, the pod parsed whole)",
+        meaning: "neither use nor fill the cache of files read out of images, the stat record (a `--check` then compiles, and a recompile reads every file), nor the descriptors kept decoded, the pod's tree kept parsed and `report.json`'s index kept (every descriptor is decoded, the pod parsed whole, the index rendered)",
         used_by: POD_COMMANDS,
     },
     Key {

@@ -29,7 +29,7 @@ pub(super) struct PodArgs {
     /// Where service images are read from, tried in order (repeatable or comma-separated): `auto` (the Docker Engine when it answers), `docker` (it must answer; honours DOCKER_HOST), `oci:DIR` (an OCI image layout), `archive:TAR` (a `docker save` archive), `none` (read no image) [default: $CLAWC_IMAGES, else `images` in clawc.toml, else auto]
     #[arg(long, value_name = "SOURCE", value_delimiter = ',')]
     pub images: Vec<ImageSource>,
-    /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR), nor the stat record and render memo that let --check answer from the lock and a recompile skip unchanged files and agent services (so --check compiles), nor the descriptors kept decoded and the pod's tree kept parsed (every descriptor is decoded, the pod parsed whole); `--no-cache=false` overrides clawc.toml
+    /// Neither use nor fill the cache of files read out of images (kept by image ID under the user cache dir, or $CLAWC_CACHE_DIR), nor the stat record and render memo that let --check answer from the lock and a recompile skip unchanged files and agent services (so --check compiles), nor the descriptors kept decoded, the pod's tree kept parsed and report.json's index kept (every descriptor is decoded, the pod parsed whole, the index rendered); `--no-cache=false` overrides clawc.toml
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub no_cache: Option<bool>,
     /// Inputs must resolve inside this directory (symlinks followed) [default: the git work tree holding the pod, else the pod's directory]

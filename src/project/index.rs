@@ -1,7 +1,9 @@
-//! The report index, `report.json`, and the index a watch keeps: the index is the same
-//! bytes for every edit that leaves its inputs alone (a grant changed, a tool's schema
-//! edited), and rendering it is a tenth of a watched one-agent edit, so a compile in a
-//! watch takes the last one's bytes when the digest of its inputs is unchanged.
+//! The report index, `report.json`, and the index kept for the next compile: the index
+//! is the same bytes for every edit that leaves its inputs alone (a grant changed, a
+//! tool's schema edited), and rendering it is a tenth of a watched one-agent edit, so a
+//! compile takes the last one's bytes when the digest of its inputs is unchanged: a watch
+//! from memory, any other compile from the user cache (`pod/v1/<pod>.index`, beside the
+//! pod's tree).
 //!
 //! [`index`] reads the pod's name, the agent services with plans and their counts, the
 //! registry (through [`super::report::services_report`]), the source files' names and the
@@ -101,24 +103,52 @@ fn key(pod: &Pod, reg: &Registry, plans: &BTreeMap<String, Plan>, sources: &Sour
 }
 
 /// The index the last compile rendered, by the digest of its inputs: none kept unless
-/// made with [`KeptIndex::kept`]. Clones share what is kept.
+/// made with [`KeptIndex::kept`] (in memory, for a watch) or [`KeptIndex::or_stored`] (in
+/// the user cache, for the next process). Clones share what is kept.
 #[derive(Clone, Default)]
-pub struct KeptIndex(Option<Arc<Mutex<Held>>>);
+pub struct KeptIndex(Option<Keeping>);
+
+#[derive(Clone)]
+enum Keeping {
+    Memory(Arc<Mutex<Held>>),
+    /// The file of the user cache, and the SHA-256 of the clawc build it is for.
+    Stored(Arc<std::path::Path>, [u8; 32]),
+}
 
 /// The last index rendered, and the digest of its inputs.
 type Held = Option<([u8; 32], Arc<[u8]>)>;
 
 impl std::fmt::Debug for KeptIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let held = self.0.as_ref().map(|k| k.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|(_, b)| b.len()));
+        let held = match &self.0 {
+            Some(Keeping::Memory(k)) => format!("{:?}", k.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|(_, b)| b.len())),
+            Some(Keeping::Stored(at, _)) => at.display().to_string(),
+            None => "none".to_string(),
+        };
         f.debug_tuple("KeptIndex").field(&held).finish()
     }
 }
 
+/// The head of a stored index: what it is, then the build and the key it is for, so a
+/// file for anything else is never taken.
+const MAGIC: &[u8; 16] = b"clawc-index-1\0\0\0";
+
 impl KeptIndex {
     /// One that keeps each compile's index for the next.
     pub fn kept() -> KeptIndex {
-        KeptIndex(Some(Arc::default()))
+        KeptIndex(Some(Keeping::Memory(Arc::default())))
+    }
+
+    /// This one if it keeps in memory; else one that keeps the index in the file `at` of
+    /// the user cache for the next compile of the pod by the clawc build `build` (nothing
+    /// without `at`). The file is trusted as the stat record is: only clawc writes it,
+    /// never in the repository under review, checksummed, and taken only for this build
+    /// and exactly these inputs.
+    pub(crate) fn or_stored(&self, at: Option<(std::path::PathBuf, [u8; 32])>) -> KeptIndex {
+        match (&self.0, at) {
+            (Some(Keeping::Memory(_)), _) | (_, None) => self.clone(),
+            (_, Some((at, build))) => KeptIndex(Some(Keeping::Stored(at.into(), build))),
+        }
     }
 
     /// The index: the kept bytes when its inputs are what they were, else rendered (and
@@ -138,7 +168,11 @@ impl KeptIndex {
         if agents.saturating_mul(BYTES_PER_AGENT) > held {
             return Index::Streamed(report());
         }
-        let Some(kept) = &self.0 else { return Index::Held(rendered(&report())) };
+        let kept = match &self.0 {
+            None => return Index::Held(rendered(&report())),
+            Some(Keeping::Stored(at, build)) => return Index::Held(stored(at, build, key(pod, reg, plans, sources, warnings), report)),
+            Some(Keeping::Memory(kept)) => kept,
+        };
         let key = key(pod, reg, plans, sources, warnings);
         let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
         match &*kept {
@@ -150,4 +184,16 @@ impl KeptIndex {
             }
         }
     }
+}
+
+/// The index stored at `at` when it was rendered by `build` from inputs of digest `key`;
+/// else rendered, and stored in its place (a failed store is ignored: it only saves work).
+fn stored<'a>(at: &std::path::Path, build: &[u8; 32], key: [u8; 32], report: impl FnOnce() -> report::Report<'a>) -> Arc<[u8]> {
+    let head = [&MAGIC[..], build, &key].concat();
+    if let Some(body) = crate::disk::load_sealed(at, &head) {
+        return body[head.len()..].into();
+    }
+    let bytes = rendered(&report());
+    crate::disk::store_sealed(at, &[&head[..], &bytes].concat());
+    bytes
 }

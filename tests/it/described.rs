@@ -1,5 +1,5 @@
 //! What a compile keeps in the user cache for the next run of the pod: its descriptors
-//! decoded (`describe/v1`) and its YAML tree (`pod/v1`). A compile that takes them from
+//! decoded (`describe/v1`), its YAML tree and `report.json`'s index (`pod/v1`). A compile that takes them from
 //! there says and writes exactly what one that decodes and parses everything does.
 
 use super::harness::{Pod, clawc, http_descriptor, on_every_golden_case, tree};
@@ -164,4 +164,58 @@ fn without_reused((code, stdout, stderr): (i32, String, String)) -> (i32, Vec<se
         }
     }
     (code, lines, stderr)
+}
+
+/// `report.json`'s index is kept beside the pod's tree (`pod/v1/<pod>.index`) for the
+/// next run: an edit that leaves what it lists alone (a grant) takes it without writing
+/// it again; an edit that changes what it lists (a warning) renders it anew; a damaged
+/// file is never taken. Each tree is the one a `--no-cache` compile writes.
+#[test]
+fn the_index_kept_between_runs_is_taken_only_for_the_same_inputs() {
+    let pod = Pod::new(
+        "services:\n  bot:\n    x-claw:\n      cllama: passthrough\n      tools:\n        - service: api\n          allow: [a, b]\n  api:\n    build: ./api\n",
+    )
+    .file("api/.claw-describe.json", &http_descriptor(&["a", "b"]));
+    let cache = tempfile::tempdir().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let o = clawc()
+            .current_dir(pod.dir.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "claw-pod.yml", "-o", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        tree(&pod.path(out))
+    };
+    let same_as_whole = || assert_eq!(run("out", &[]), run("out-whole", &["--no-cache"]));
+    same_as_whole();
+    let index = || {
+        let files: Vec<PathBuf> = std::fs::read_dir(cache.path().join("pod/v1"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "index"))
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files[0].clone()
+    };
+    let kept = stamp(&index());
+    pod.edit_pod("allow: [a, b]", "allow: [a]");
+    same_as_whole();
+    assert_eq!(stamp(&index()), kept, "a grant changed the index's inputs");
+    // Two agent ids where there was one: the index lists each.
+    let before = pod.read("out/report.json");
+    pod.edit_pod("cllama: passthrough\n", "cllama: passthrough\n      count: 2\n");
+    same_as_whole();
+    assert_ne!(stamp(&index()), kept, "the index was not rendered again for new agent ids");
+    assert_ne!(pod.read("out/report.json"), before);
+    // A damaged file (a byte of the index flipped) is rendered anew, not taken.
+    let at = index();
+    let mut bytes = std::fs::read(&at).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&at, &bytes).unwrap();
+    pod.edit_pod("count: 2", "count: 3");
+    same_as_whole();
+    assert!(pod.read("out/report.json").contains("bot-2"), "{}", pod.read("out/report.json"));
 }
