@@ -937,6 +937,25 @@ pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path])
     Some(Committed { lock, digest, time, at, stamp, mode, copied: false, restamp: false, previous })
 }
 
+/// Whether the pod file `pod` (named `name` in the lock, relative to the pod directory)
+/// is certainly not the one the compile that left the stat record of `out` read: changed
+/// since that record's time, and its bytes not those the record's copy of the lock names.
+/// A compile trying to answer from the lock asks first: an edited pod then costs a stamp
+/// and a hash of the pod, not the lock read and hashed (1.4 MB at 3,000 agent ids). Only
+/// for declining (a compile follows), so the copy need not be bound to the lock here;
+/// `false` whenever anything cannot be read.
+pub(crate) fn pod_edited(out: &Path, records: Option<&Path>, untrusted: &[&Path], pod: &Path, name: &str) -> bool {
+    use crate::output::record;
+    let Some(at) = records.and_then(|dir| disk::cache_path(dir, out, untrusted)) else { return false };
+    if !record::time_at(&at).is_some_and(|time| disk::stamped_since(pod, time)) {
+        return false;
+    }
+    let Some(lock) = record::load_any(&at).and_then(|r| r.copy().and_then(copied_head)) else { return false };
+    let Some(recorded) = lock.inputs.iter().find(|i| i.role == "pod" && i.path == name) else { return false };
+    let Ok(text) = crate::source::fs::read_text(None, pod, name) else { return false };
+    recorded.sha256.as_deref() != Some(sha256_hex(text.as_bytes()).as_str())
+}
+
 /// An output of the lock as a replay looks at it, borrowed from the parsed lock or from
 /// the record's copy of it (no string is copied for 9,301 outputs).
 struct Out<'a> {

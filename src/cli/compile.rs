@@ -468,6 +468,10 @@ fn check_from_lock(
 /// holds a token value (the compile's leak scan says where), or whose token values are
 /// too short to look for, or whose `.env` has a line in error (a compile says so).
 fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&Path>, &[&Path])) -> Option<i32> {
+    let name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy());
+    if crate::lock::pod_edited(out, records.0, records.1, &opts.pod, &name) {
+        return None;
+    }
     let committed = crate::lock::committed(out, records.0, records.1)?;
     // A tree the replay takes is redacted and has no skill folder, the only source of
     // executable files, so clawc writes every file of it, the lock too, with these bits.

@@ -491,6 +491,17 @@ pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
 
 /// The record at `path`, whichever lock it is for, if there is a whole one (its pages
 /// mapped).
+/// The time in the header of the record at `path`, without reading the rest (nor checking
+/// it: for a caller that only declines what the record could vouch for).
+pub(crate) fn time_at(path: &Path) -> Option<Time> {
+    use std::os::unix::fs::FileExt;
+    let (file, len) = crate::disk::open_cache_file(path, max_size())?;
+    let mut header = [0; HEADER];
+    (len >= HEADER).then_some(())?;
+    file.read_exact_at(&mut header, 0).ok()?;
+    (&header[..16] == MAGIC).then(|| time_of(&header))
+}
+
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
     let (file, len) = crate::disk::open_cache_file(path, max_size())?;
     Record::map(&file, len)

@@ -134,6 +134,30 @@ fn nothing_to_write_is_answered_without_the_lock_and_a_changed_mode_is_written()
     }
 }
 
+/// A pod saved again with the same bytes (its stamp newer than the record) is still
+/// answered from the lock, without waiting for the lock of `out`: the first look for an
+/// edited pod compares its bytes with those the record's copy of the lock names, not only
+/// its stamp. A pod edited is compiled (it waits for the lock, and writes the lock anew).
+#[test]
+fn a_pod_saved_unchanged_is_answered_from_the_lock_and_an_edited_one_compiled() {
+    let (pod, cache, before) = compiled();
+    let dir = pod.dir.path();
+    std::fs::write(pod.path("claw-pod.yml"), pod.read("claw-pod.yml")).unwrap();
+    let held = std::fs::File::open(pod.path("out")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let mut answered = spawned(dir, cache.path());
+    let (code, said) = within(&mut answered, Duration::from_secs(60)).expect("a pod saved unchanged was compiled");
+    assert_eq!((code, said.as_str()), (0, "compiled 1 agent into out: 0 written, 5 unchanged, 0 removed\n"));
+    pod.edit_pod("tools: [api]", "tools: [api] ");
+    let mut waiting = spawned(dir, cache.path());
+    assert_eq!(within(&mut waiting, Duration::from_secs(1)), None, "an edited pod was answered from the lock");
+    drop(held);
+    let (code, said) = within(&mut waiting, Duration::from_secs(60)).unwrap();
+    assert_eq!((code, said.as_str()), (0, "compiled 1 agent into out: 1 written, 4 unchanged, 0 removed\n"));
+    let after = tree(&pod.path("out"));
+    assert!(after.iter().all(|(f, b)| f == "clawc.lock" || before.get(f) == Some(b)), "only the lock changed");
+}
+
 /// A token value the tree holds is a leak a compile refuses (the tree left as it was),
 /// one too short to look for is a warning a compile prints every time, and so is a `.env`
 /// line that is not `KEY=VALUE` (`.env` is not an input the lock hashes): none is
