@@ -16,8 +16,7 @@
 use super::record::Checked;
 use crate::artifact::{Memo, Recorded};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::os::unix::fs::FileExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,14 +37,15 @@ pub(crate) fn path(record: &Path) -> PathBuf {
 /// ids a memo is 7 MB; what is held of it grows with the services, not their agent ids.
 pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
     let (file, len) = crate::disk::open_cache_file(path, MAX_SIZE)?;
-    Stored::read(file, len, lock)
+    Stored::read(&file, len, lock)
 }
 
 /// A memo as stored: each service's key and where its files are in the file, which is
-/// kept open; a service's files are read when asked for.
+/// mapped (read only: clawc replaces a memo by renaming a new file over it, never writing
+/// one in place); a service's files are decoded when asked for, without a read each.
 #[derive(Debug)]
 pub(crate) struct Stored {
-    file: std::fs::File,
+    map: memmap2::Mmap,
     services: BTreeMap<String, Service>,
 }
 
@@ -54,40 +54,41 @@ pub(crate) struct Stored {
 #[derive(Debug)]
 struct Service {
     key: [u8; 32],
-    at: u64,
-    end: u64,
+    at: usize,
+    end: usize,
 }
 
 impl Stored {
-    /// The memo in `file` (`len` bytes), read through once to check its sum and find its
+    /// The memo in `file` (`len` bytes), gone through once to check its sum and find its
     /// services; `None` unless it is whole and for `lock`.
-    fn read(file: std::fs::File, len: usize, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
-        let body = len.checked_sub(4)? as u64;
-        let mut r = Summing {
-            inner: std::io::BufReader::new(crate::runs::Part { file: &file, at: 0, end: body }),
-            crc: crc32fast::Hasher::new(),
-            at: 0,
-        };
-        if r.bytes::<16>()? != *MAGIC || r.bytes::<32>()? != *lock {
+    fn read(file: &std::fs::File, len: usize, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
+        // SAFETY: the mapping is read only, and of a memo in the user's cache, which clawc
+        // writes only by renaming a new file over it, never changing one in place (as the
+        // stat record, `Record::map`): the bytes stay those checked below while mapped.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(file) }.ok()?;
+        let (body, sum) = map.split_last_chunk::<4>()?;
+        if crc32fast::hash(body).to_le_bytes() != *sum {
+            return None;
+        }
+        let mut r = Reader(body);
+        if r.take(16)? != MAGIC || r.take(32)? != lock {
             return None;
         }
         let mut services = BTreeMap::new();
         for _ in 0..r.len()? {
-            let name = String::from_utf8(r.vec()?).ok()?;
-            let key = r.bytes::<32>()?;
-            let at = r.at;
+            let name = r.str()?.to_string();
+            let key = r.take(32)?.try_into().ok()?;
+            let at = body.len() - r.0.len();
             for _ in 0..r.len()? {
-                r.vec()?;
-                r.bytes::<4>()?;
+                let n = r.len()?;
+                r.take(n)?;
+                r.take(4)?;
             }
-            services.insert(name, Service { key, at, end: r.at });
+            services.insert(name, Service { key, at, end: body.len() - r.0.len() });
         }
-        let Summing { inner, crc, at } = r;
-        let mut sum = [0; 4];
-        file.read_exact_at(&mut sum, body).ok()?;
-        // Nothing after the last service, and the sum of all before it.
-        (at == body && inner.buffer().is_empty() && crc.finalize().to_le_bytes() == sum)
-            .then(|| (Stored { file, services }, Seal { len, sum: u32::from_le_bytes(sum) }))
+        // Nothing after the last service.
+        let seal = Seal { len, sum: u32::from_le_bytes(*sum) };
+        r.0.is_empty().then(|| (Stored { services, map }, seal))
     }
 
     /// The services, in name order.
@@ -95,13 +96,11 @@ impl Stored {
         self.services.keys().map(String::as_str)
     }
 
-    /// Service `name`'s render key and files, read from the memo; `None` if it has no such
-    /// service or its files cannot be read back.
+    /// Service `name`'s render key and files, from the memo; `None` if it has no such
+    /// service or its files do not decode.
     pub(crate) fn files(&self, name: &str) -> Option<([u8; 32], Vec<Recorded>)> {
         let s = self.services.get(name)?;
-        let mut b = vec![0; usize::try_from(s.end - s.at).ok()?];
-        self.file.read_exact_at(&mut b, s.at).ok()?;
-        let mut r = Reader(&b);
+        let mut r = Reader(self.map.get(s.at..s.end)?);
         // Every file takes at least 8 bytes: a count cannot ask for more than is there.
         let count = r.len()?;
         let mut files = Vec::with_capacity(count.min(r.0.len() / 8));
@@ -119,42 +118,7 @@ impl Stored {
         let s = self.services.get(name).ok_or_else(|| std::io::Error::other("a service taken that the memo lacks"))?;
         put_str(w, name)?;
         w.write_all(&s.key)?;
-        std::io::copy(&mut crate::runs::Part { file: &self.file, at: s.at, end: s.end }, w)?;
-        Ok(())
-    }
-}
-
-/// A memo read through once, summed (CRC-32) as it is read, with where it is.
-struct Summing<R> {
-    inner: R,
-    crc: crc32fast::Hasher,
-    at: u64,
-}
-
-impl<R: Read> Summing<R> {
-    fn fill(&mut self, b: &mut [u8]) -> Option<()> {
-        self.inner.read_exact(b).ok()?;
-        self.crc.update(b);
-        self.at += b.len() as u64;
-        Some(())
-    }
-
-    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let mut b = [0; N];
-        self.fill(&mut b)?;
-        Some(b)
-    }
-
-    fn len(&mut self) -> Option<usize> {
-        Some(u32::from_le_bytes(self.bytes::<4>()?) as usize)
-    }
-
-    /// A length, then that many bytes (no more than a memo holds).
-    fn vec(&mut self) -> Option<Vec<u8>> {
-        let n = self.len()?;
-        let mut b = vec![0; (n <= MAX_SIZE).then_some(n)?];
-        self.fill(&mut b)?;
-        Some(b)
+        w.write_all(&self.map[s.at..s.end])
     }
 }
 
@@ -394,7 +358,7 @@ mod tests {
     fn stored(b: &[u8], lock: &[u8; 32]) -> Option<(Stored, Seal)> {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(b).unwrap();
-        Stored::read(f, b.len(), lock)
+        Stored::read(&f, b.len(), lock)
     }
 
     /// The memo stored as `b`, every service's files read back.
