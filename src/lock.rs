@@ -943,8 +943,15 @@ pub(crate) fn committed(out: &Path, records: Option<&Path>, untrusted: &[&Path])
 /// A compile trying to answer from the lock asks first: an edited pod then costs a stamp
 /// and a hash of the pod, not the lock read and hashed (1.4 MB at 3,000 agent ids). Only
 /// for declining (a compile follows), so the copy need not be bound to the lock here;
-/// `false` whenever anything cannot be read.
-pub(crate) fn pod_edited(out: &Path, records: Option<&Path>, untrusted: &[&Path], pod: &Path, name: &str) -> bool {
+/// `false` whenever anything cannot be read. The pod is read only inside `root`, as the
+/// compile reads it.
+pub(crate) fn pod_edited(
+    out: &Path,
+    records: Option<&Path>,
+    untrusted: &[&Path],
+    root: &crate::source::fs::InputRoot,
+    (pod, name): (&Path, &str),
+) -> bool {
     use crate::output::record;
     let Some(at) = records.and_then(|dir| disk::cache_path(dir, out, untrusted)) else { return false };
     if !record::time_at(&at).is_some_and(|time| disk::stamped_since(pod, time)) {
@@ -952,7 +959,7 @@ pub(crate) fn pod_edited(out: &Path, records: Option<&Path>, untrusted: &[&Path]
     }
     let Some(lock) = record::load_any(&at).and_then(|r| r.copy().and_then(copied_head)) else { return false };
     let Some(recorded) = lock.inputs.iter().find(|i| i.role == "pod" && i.path == name) else { return false };
-    let Ok(text) = crate::source::fs::read_text(None, pod, name) else { return false };
+    let Ok(text) = crate::source::fs::read_text(Some(root), pod, name) else { return false };
     recorded.sha256.as_deref() != Some(sha256_hex(text.as_bytes()).as_str())
 }
 

@@ -469,7 +469,8 @@ fn check_from_lock(
 /// too short to look for, or whose `.env` has a line in error (a compile says so).
 fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&Path>, &[&Path])) -> Option<i32> {
     let name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy());
-    if crate::lock::pod_edited(out, records.0, records.1, &opts.pod, &name) {
+    let root = crate::compile::input_root(opts, &mut crate::diag::Diagnostics::default())?;
+    if crate::lock::pod_edited(out, records.0, records.1, &root, (&opts.pod, &name)) {
         return None;
     }
     let committed = crate::lock::committed(out, records.0, records.1)?;
