@@ -363,7 +363,7 @@ fn open_log(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) ->
 /// [`read_pod`], its reads recorded in `log`.
 fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env)> {
     let pod_dir = pod_dir(&opts.pod);
-    let pod_name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned());
+    let pod_name = pod_name(&opts.pod);
     let text = match log.read(&opts.pod, &pod_name, "pod") {
         Ok(t) => t,
         Err(ReadError::Missing) => {
@@ -506,6 +506,11 @@ fn lock_settings(opts: &Options) -> crate::lock::Settings {
 /// already makes `--check` compile.
 fn images_setting(opts: &Options) -> String {
     if opts.images.is_empty() { "none" } else { "read" }.to_string()
+}
+
+/// The pod's name as the lock records it: its file name.
+pub(crate) fn pod_name(pod: &Path) -> String {
+    pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy().into_owned())
 }
 
 pub(crate) fn pod_dir(pod: &Path) -> PathBuf {

@@ -468,9 +468,8 @@ fn check_from_lock(
 /// holds a token value (the compile's leak scan says where), or whose token values are
 /// too short to look for, or whose `.env` has a line in error (a compile says so).
 fn unchanged(args: &CompileArgs, opts: &Options, out: &Path, records: (Option<&Path>, &[&Path])) -> Option<i32> {
-    let name = opts.pod.file_name().map_or_else(|| "claw-pod.yml".into(), |n| n.to_string_lossy());
     let root = crate::compile::input_root(opts, &mut crate::diag::Diagnostics::default())?;
-    if crate::lock::pod_edited(out, records.0, records.1, &root, (&opts.pod, &name)) {
+    if crate::lock::pod_edited(out, records.0, records.1, &root, (&opts.pod, &crate::compile::pod_name(&opts.pod))) {
         return None;
     }
     let committed = crate::lock::committed(out, records.0, records.1)?;

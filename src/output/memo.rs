@@ -33,8 +33,9 @@ pub(crate) fn path(record: &Path) -> PathBuf {
 
 /// The memo at `path` if it is whole and was stored with the lock whose digest is `lock`,
 /// with the [`Seal`] of its bytes: its services read (each one's name, key and where its
-/// files are), their files left on disk until asked for ([`Stored::files`]). At 30,000 agent
-/// ids a memo is 7 MB; what is held of it grows with the services, not their agent ids.
+/// files are), their files left in the mapped file until asked for ([`Stored::files`]). At
+/// 30,000 agent ids a memo is 7 MB; what the heap holds of it grows with the services, not
+/// their agent ids (its pages are the page cache's).
 pub(crate) fn load(path: &Path, lock: &[u8; 32]) -> Option<(Stored, Seal)> {
     let (file, len) = crate::disk::open_cache_file(path, MAX_SIZE)?;
     Stored::read(&file, len, lock)

@@ -489,8 +489,6 @@ pub(crate) fn load_on_disk(path: &Path) -> Option<OnDisk> {
     OnDisk::read(file, len)
 }
 
-/// The record at `path`, whichever lock it is for, if there is a whole one (its pages
-/// mapped).
 /// The time in the header of the record at `path`, without reading the rest (nor checking
 /// it: for a caller that only declines what the record could vouch for).
 pub(crate) fn time_at(path: &Path) -> Option<Time> {
@@ -502,6 +500,8 @@ pub(crate) fn time_at(path: &Path) -> Option<Time> {
     (&header[..16] == MAGIC).then(|| time_of(&header))
 }
 
+/// The record at `path`, whichever lock it is for, if there is a whole one (its pages
+/// mapped).
 pub(crate) fn load_any(path: &Path) -> Option<Record> {
     let (file, len) = crate::disk::open_cache_file(path, max_size())?;
     Record::map(&file, len)
