@@ -208,7 +208,10 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
     let code = report_write(written, args, &settings, &compiled, &out);
     // The stat record and the render memo for the next compile, once this one is reported
     // (the tree is whole; a compile waiting for the lock of `--out` waits for them too).
-    drop(keeping);
+    match keeping {
+        Some(keeping) if !args.watch => keeping.keep_exiting(),
+        keeping => drop(keeping),
+    }
     if !args.watch {
         // The process ends next: the resolved pod, registry and plans are left to the exit
         // rather than freed piece by piece (2–3 ms at 3,000 agent ids).

@@ -423,9 +423,10 @@ impl Known {
         // 30,000 agent ids).
         crate::jobs::fill_runs(paths, entries, record::ENTRY, threads, 256, |run, entries| {
             let mut walk = crate::disk::Walk::new(out).ok();
+            let record = self.vouched.as_ref().map(record::OnDisk::cursor);
             for (path, entry) in run.iter().map(&path_of).zip(entries.chunks_exact_mut(record::ENTRY)) {
                 let vouched = || previous.get(path).filter(|&(i, _)| seen.was_vouched(i)).map(|(i, _)| i);
-                let stamp = seen.get(path).or_else(|| vouched().and_then(|i| self.vouched.as_ref()?.output(i))).or_else(|| {
+                let stamp = seen.get(path).or_else(|| vouched().and_then(|i| record.as_ref()?.output(i))).or_else(|| {
                     let walk = walk.as_mut()?;
                     crate::disk::is_safe_relative(path).then(|| walk.stat(path)).flatten().map(|st| Stamp::of_stat(&st))
                 });

@@ -398,9 +398,46 @@ impl Stamps for OnDisk {
     /// A block that cannot be read, or an entry whose tag is neither 0 nor 1, vouches for
     /// nothing.
     fn entry(&self, n: usize) -> Option<Stamp> {
-        let block = self.block(n / BLOCK)?;
-        let e = block.get(n % BLOCK * ENTRY..(n % BLOCK + 1) * ENTRY)?;
-        (e[0] <= 1).then(|| decode_entry(e)).flatten()
+        entry_in(&self.block(n / BLOCK)?, n)
+    }
+}
+
+/// Entry `n` of a record, from the block of an [`OnDisk`] record that holds it.
+fn entry_in(block: &[u8], n: usize) -> Option<Stamp> {
+    let e = block.get(n % BLOCK * ENTRY..(n % BLOCK + 1) * ENTRY)?;
+    (e[0] <= 1).then(|| decode_entry(e)).flatten()
+}
+
+/// An [`OnDisk`] record as one thread reads it, its entries mostly in order: the block at
+/// hand is kept here, not asked of the record's shared blocks for every entry (a lock and
+/// two atomic counts each, which two threads stamping 9,301 outputs made contend).
+pub(crate) struct Cursor<'r> {
+    disk: &'r OnDisk,
+    block: std::cell::RefCell<Option<(usize, std::sync::Arc<Vec<u8>>)>>,
+}
+
+impl OnDisk {
+    /// A [`Cursor`] over its entries, for one thread.
+    pub(crate) fn cursor(&self) -> Cursor<'_> {
+        Cursor { disk: self, block: std::cell::RefCell::new(None) }
+    }
+}
+
+impl Stamps for Cursor<'_> {
+    fn counts(&self) -> (usize, usize, usize) {
+        self.disk.counts
+    }
+
+    fn time(&self) -> Time {
+        self.disk.time()
+    }
+
+    fn entry(&self, n: usize) -> Option<Stamp> {
+        let mut held = self.block.borrow_mut();
+        if held.as_ref().is_none_or(|(b, _)| *b != n / BLOCK) {
+            *held = Some((n / BLOCK, self.disk.block(n / BLOCK)?));
+        }
+        entry_in(&held.as_ref()?.1, n)
     }
 }
 

@@ -490,6 +490,18 @@ impl<'o> Keeping<'o> {
 
     /// Stores the record and the memo now.
     pub fn keep(self) {}
+
+    /// Stores the record and the memo now, then leaves what the write held (the previous
+    /// lock's table, the record and the memo as read, the new lock) to the exit of the
+    /// process, which the caller says comes next: freed piece by piece it took about a
+    /// millisecond at 3,000 agent ids. The exit closes the files and releases the `flock`
+    /// of `--out`.
+    pub fn keep_exiting(mut self) {
+        if let Some(open) = self.open.as_mut() {
+            open.keep(self.out, self.lock.as_ref(), self.memo.as_ref(), self.record);
+        }
+        std::mem::forget((self.open.take(), self.lock.take(), self.memo.take()));
+    }
 }
 
 impl Drop for Keeping<'_> {
