@@ -288,25 +288,17 @@ fn stays_in(root: &Path, joined: &Path, untrusted: &str, boundary: Boundary) -> 
     Ok(())
 }
 
-/// Whether `joined` is `root` and plain names below it none of which is a symlink (an
-/// `lstat` each, up to the first that does not exist): then it resolves inside `root`,
-/// wherever `root` itself resolves, without the `readlink` of every component from `/`
-/// that `canonicalize` spends twice (100 build contexts' descriptors took 1,100 of them a
-/// compile). `false` only means "not shown": `canonicalize` decides then.
+/// Whether `joined` is `root` and plain names below it none of which is a symlink (looked
+/// at one component at a time by [`crate::disk::inspect_in`], up to the first that does
+/// not exist): then it resolves inside `root`, wherever `root` itself resolves, without
+/// the `readlink` of every component from `/` that `canonicalize` spends twice (100 build
+/// contexts' descriptors took 1,100 of them a compile). `false` only means "not shown":
+/// `canonicalize` decides then.
 fn no_symlink_below(root: &Path, joined: &Path) -> bool {
-    let Ok(rest) = joined.strip_prefix(root) else { return false };
-    let mut at = root.to_path_buf();
-    for c in rest.components() {
-        let Component::Normal(name) = c else { return false };
-        at.push(name);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if !m.file_type().is_symlink() => {}
-            // Nothing further exists to resolve anywhere (as `canonicalize` failing says).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
-            _ => return false,
-        }
-    }
-    true
+    use crate::disk::{Dirs, Found, Kind, inspect_in, is_safe_relative};
+    let Some(rest) = joined.strip_prefix(root).ok().and_then(Path::to_str).filter(|r| is_safe_relative(r)) else { return false };
+    // Missing: nothing further exists to resolve anywhere (as `canonicalize` failing says).
+    matches!(inspect_in(root, rest, &mut Dirs::default()), Ok(Found::Missing | Found::File(_) | Found::Other(Kind::Directory)))
 }
 
 /// `path` relative to `base` (both absolute), with `..` where needed, `/`-separated.
