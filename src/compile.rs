@@ -232,7 +232,10 @@ fn run(
 
 fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &mut Diagnostics, stream: &mut Stream<'_>) -> Option<Built> {
     let pod_dir = pod_dir(&opts.pod);
-    let (pod, env) = read_pod_into(opts, log, sources, diags)?;
+    // The pod's tree, and report.json's index beside it, in the user cache (a watch keeps
+    // both in memory).
+    let pod_kept = kept_for_pod(opts, opts.pod_cache.as_deref());
+    let (pod, env) = read_pod_into(opts, log, pod_kept.as_ref(), sources, diags)?;
     let images = match read_images(opts, &pod) {
         Ok(set) => Arc::new(set),
         Err(ds) => {
@@ -272,9 +275,7 @@ fn run_logged(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &m
         .sum();
     let threads = crate::jobs::threads(opts.jobs);
     let clawc = if stream.sink.reuses() { build_identity() } else { None };
-    // report.json's index beside the pod's tree in the user cache, for a compile that
-    // keeps nothing in memory (a watch keeps it there).
-    let index = opts.kept.index.or_stored(kept_for_pod(opts, opts.pod_cache.as_deref()).map(|(at, b)| (at.with_extension("index"), b)));
+    let index = opts.kept.index.or_stored(pod_kept.map(|(at, b)| (at.with_extension("index"), b)));
     let core = build(pod, described, &skills, &env, opts.secrets, threads, clawc.as_deref(), &index, sources, diags, stream)?;
     let built = crate::lock::Built { outputs: core.outputs, services: &core.analysis.registry.services };
     let lock = crate::lock::build(&log.entries(), sources, &env, &lock_settings(opts), built);
@@ -351,7 +352,8 @@ fn skill_inputs(
 /// with the log every later read joins.
 pub(crate) fn read_pod(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env, InputLog)> {
     let log = open_log(opts, sources, diags)?;
-    let (pod, env) = read_pod_into(opts, &log, sources, diags)?;
+    let stored = kept_for_pod(opts, opts.pod_cache.as_deref());
+    let (pod, env) = read_pod_into(opts, &log, stored.as_ref(), sources, diags)?;
     Some((pod, env, log))
 }
 
@@ -360,8 +362,15 @@ fn open_log(opts: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) ->
     Some(InputLog::new(input_root_in(opts, diags, sources)?).keeping(&opts.kept.reads))
 }
 
-/// [`read_pod`], its reads recorded in `log`.
-fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<(Pod, Env)> {
+/// [`read_pod`], its reads recorded in `log`, the tree kept in `stored` (see
+/// [`kept_for_pod`]) spliced where it can be.
+fn read_pod_into(
+    opts: &Options,
+    log: &InputLog,
+    stored: Option<&(PathBuf, [u8; 32])>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<(Pod, Env)> {
     let pod_dir = pod_dir(&opts.pod);
     let pod_name = pod_name(&opts.pod);
     let text = match log.read(&opts.pod, &pod_name, "pod") {
@@ -380,8 +389,7 @@ fn read_pod_into(opts: &Options, log: &InputLog, sources: &mut SourceMap, diags:
     };
     let pod_file = sources.add(pod_name, text);
     let env = read_env(opts, &pod_dir, sources, diags);
-    let stored = kept_for_pod(opts, opts.pod_cache.as_deref());
-    let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file), stored.as_ref().map(|(at, b)| (at.as_path(), b))) {
+    let tree = match opts.kept.parsed.parse(pod_file, sources.get(pod_file), stored.map(|(at, b)| (at.as_path(), b))) {
         Ok(tree) => tree,
         Err(ds) => {
             diags.extend(ds);

@@ -497,18 +497,20 @@ impl<'o> Keeping<'o> {
     /// millisecond at 3,000 agent ids. The exit closes the files and releases the `flock`
     /// of `--out`.
     pub fn keep_exiting(mut self) {
+        self.store();
+        std::mem::forget((self.open.take(), self.lock.take(), self.memo.take()));
+    }
+
+    fn store(&mut self) {
         if let Some(open) = self.open.as_mut() {
             open.keep(self.out, self.lock.as_ref(), self.memo.as_ref(), self.record);
         }
-        std::mem::forget((self.open.take(), self.lock.take(), self.memo.take()));
     }
 }
 
 impl Drop for Keeping<'_> {
     fn drop(&mut self) {
-        if let Some(open) = self.open.as_mut() {
-            open.keep(self.out, self.lock.as_ref(), self.memo.as_ref(), self.record);
-        }
+        self.store();
     }
 }
 
