@@ -158,6 +158,40 @@ fn a_pod_saved_unchanged_is_answered_from_the_lock_and_an_edited_one_compiled() 
     assert!(after.iter().all(|(f, b)| f == "clawc.lock" || before.get(f) == Some(b)), "only the lock changed");
 }
 
+/// The pod swapped after a compile for a FIFO, or for a symlink to a file outside the
+/// repository (newer than the stat record, so the first look for an edited pod looks at
+/// it): the compile does not hang, refuses it as it refuses any such pod, and leaves the
+/// tree as it was.
+#[test]
+fn a_pod_swapped_for_a_fifo_or_a_symlink_out_is_refused_and_the_tree_kept() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("claw-pod.yml"), "services: {}\n").unwrap();
+    type Swap = fn(&Path, &Path);
+    let swaps: [(&str, Swap); 2] = [
+        ("clawc::source::not_a_file", |pod, _| super::hostile::mkfifo(pod)),
+        ("clawc::source::path_escape", |pod, outside| std::os::unix::fs::symlink(outside.join("claw-pod.yml"), pod).unwrap()),
+    ];
+    for (code, swap) in swaps {
+        let (pod, cache, before) = compiled();
+        std::fs::remove_file(pod.path("claw-pod.yml")).unwrap();
+        swap(&pod.path("claw-pod.yml"), outside.path());
+        let mut child = clawc()
+            .current_dir(pod.dir.path())
+            .env("CLAWC_CACHE_DIR", cache.path())
+            .args(["compile", "claw-pod.yml", "-o", "out", "--format", "json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (exit, said) = within(&mut child, Duration::from_secs(60)).unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("{code}: the compile hung")
+        });
+        assert_eq!(exit, 2, "{said}");
+        assert!(said.contains(code), "{code}: {said}");
+        assert!(tree(&pod.path("out")) == before, "{code}: the tree changed");
+    }
+}
+
 /// A token value the tree holds is a leak a compile refuses (the tree left as it was),
 /// one too short to look for is a warning a compile prints every time, and so is a `.env`
 /// line that is not `KEY=VALUE` (`.env` is not an input the lock hashes): none is
