@@ -6,7 +6,8 @@
 //! of the iterations for 1× (300 agents) and 10× (3000 agents) and their ratio. With
 //! `CLAWC_BIN=<release clawc>`, also that binary spawned on the 3,000-agent pod: a fresh
 //! compile against one agent service's grant edited and compiled again (the render memo),
-//! and its peak RSS at 3,000, 10,200 and 30,000 agent ids, and at 30,000 agent ids of the
+//! the floor of such an edit (an `lstat` of each file of the tree, one thread), and its
+//! peak RSS at 3,000, 10,200 and 30,000 agent ids, and at 30,000 agent ids of the
 //! 3,000-id pod's services (`count: 100`: the plans fixed, the agent ids ×10). Then the
 //! same one-agent edit with every compile in this one process (a long-lived compiler that
 //! keeps nothing), and as `compile --watch` runs it (the tree read while idle, the
@@ -15,7 +16,8 @@
 //! `cargo bench --bench compile -- --generate DIR [SCALE]` only writes the pod;
 //! `cargo bench --bench compile -- --edits` runs only the in-process edit lines (every
 //! compile in one process, and the edit as `compile --watch` runs it);
-//! `CLAWC_BIN=… cargo bench --bench compile -- --peaks` only the peak RSS lines.
+//! `CLAWC_BIN=… cargo bench --bench compile -- --peaks` only the peak RSS lines;
+//! `CLAWC_BIN=… cargo bench --bench compile -- --floor` only the spawned edit and its floor.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -123,6 +125,11 @@ fn main() {
         );
         return;
     }
+    if let Some(bin) = std::env::var_os("CLAWC_BIN").filter(|_| args.iter().any(|a| a == "--floor")) {
+        // `--bench --floor` with `CLAWC_BIN`: only the spawned edit and its `lstat` floor.
+        one_shot(Path::new(&bin));
+        return;
+    }
     if let Some(bin) = std::env::var_os("CLAWC_BIN").filter(|_| args.iter().any(|a| a == "--peaks")) {
         // `--bench --peaks` with `CLAWC_BIN`: only the peak RSS lines.
         peaks(Path::new(&bin));
@@ -150,17 +157,7 @@ fn main() {
         return;
     }
     if let Some(bin) = std::env::var_os("CLAWC_BIN") {
-        let e = edits(Path::new(&bin), 300, 7, 7, &[]);
-        println!(
-            "clawc compile, 3000 agent ids: fresh {:.1} ms, one agent service's grant narrowed {:.1} ms ({:.2} of fresh; {} files written, {} of 300 agent services taken from the tree), put back {:.1} ms ({:.2})",
-            e.fresh,
-            e.edit,
-            e.edit / e.fresh,
-            e.written,
-            e.reused,
-            e.back,
-            e.back / e.fresh
-        );
+        one_shot(Path::new(&bin));
         let (fresh, edit) = watched(Path::new(&bin), 300, 7, 10);
         println!(
             "clawc compile --watch, 3000 agent ids: one agent service's grant narrowed or put back, save to summary {edit:.1} ms, against a fresh clawc compile's {fresh:.1} ms ({:.2})",
@@ -208,6 +205,62 @@ fn main() {
         written[0].as_secs_f64() / c1.as_secs_f64(),
         written[1].as_secs_f64() / c10.as_secs_f64()
     );
+}
+
+/// The spawned one-agent edit at 3,000 agent ids against a fresh compile, and against
+/// the floor of any one-shot recompile (an `lstat` of each file of the tree).
+fn one_shot(bin: &Path) {
+    let e = edits(bin, 300, 7, 7, &[]);
+    println!(
+        "clawc compile, 3000 agent ids: fresh {:.1} ms, one agent service's grant narrowed {:.1} ms ({:.2} of fresh; {} files written, {} of 300 agent services taken from the tree), put back {:.1} ms ({:.2})",
+        e.fresh,
+        e.edit,
+        e.edit / e.fresh,
+        e.written,
+        e.reused,
+        e.back,
+        e.back / e.fresh
+    );
+    let floor = lstat_floor(300, 15);
+    println!(
+        "lstat of every file of the 3000-agent tree, one thread (what any compile that takes the tree as it finds it must look at): {floor:.1} ms ({:.3} of the fresh compile; the edit above is {:.1}× it)",
+        floor / e.fresh,
+        e.edit / floor
+    );
+}
+
+/// The floor of a one-shot recompile that takes the previous tree as it finds it: one
+/// `lstat` of each of its files (relative to the tree's root, in path order, one thread),
+/// on the tree a pod of `services` agent services compiles to. Median (ms) of `rounds`.
+fn lstat_floor(services: usize, rounds: usize) -> f64 {
+    let pod = scratch();
+    generate(pod.path(), services);
+    let tree = scratch();
+    let compiled = clawc::compile(&clawc::Options { pod: pod.path().join("claw-pod.yml"), ..Default::default() });
+    clawc::output::write::write_tree(tree.path(), compiled.artifacts.as_ref().unwrap(), &compiled.secrets).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![tree.path().to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(e.path());
+            } else {
+                files.push(e.path().strip_prefix(tree.path()).unwrap().to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    let root = rustix::fs::open(tree.path(), rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()).unwrap();
+    let look = || {
+        let start = Instant::now();
+        for f in &files {
+            rustix::fs::statat(&root, f, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).unwrap();
+        }
+        start.elapsed()
+    };
+    look();
+    median_ms((0..rounds).map(|_| look()).collect())
 }
 
 /// What [`edits`] measured: medians (ms) of a fresh compile, of the compile after one agent

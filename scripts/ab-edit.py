@@ -6,7 +6,9 @@ Usage: python3 scripts/ab-edit.py ROUNDS BIN...
 Each build gets its own copy of /dev/shm/pod3k (what `target/release/deps/compile-*
 --generate /dev/shm/pod3k 10` makes: 3,000 agent ids), `--out` and cache, compiled twice
 first. Each round narrows (or puts back) one agent service's grant in every copy and
-compiles each copy once, the builds' order alternating; medians and quartiles printed.
+compiles each copy once, the builds' order alternating; medians and quartiles printed,
+with the median CPU time (user + system, all threads) and how many cores that is of the
+wall time.
 """
 import os, shutil, statistics, subprocess, sys, time
 bins = sys.argv[2:]; n = int(sys.argv[1]); src = '/dev/shm/pod3k'
@@ -21,8 +23,8 @@ orig = open(src + '/claw-pod.yml').read(); edited = orig.replace(grant, grant.re
 def run(b, pod, out, cache):
     t = time.perf_counter()
     p = subprocess.Popen([b, 'compile', '--images', 'none', 'claw-pod.yml', '-o', out], cwd=pod, env=dict(os.environ, CLAWC_CACHE_DIR=cache), stdout=subprocess.DEVNULL)
-    _, st, _ = os.wait4(p.pid, 0); assert st == 0
-    return time.perf_counter() - t
+    _, st, ru = os.wait4(p.pid, 0); assert st == 0
+    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime
 for s in setups: run(*s); time.sleep(0.02); run(*s)
 t = {b: [] for b in bins}
 for i in range(n):
@@ -32,4 +34,8 @@ for i in range(n):
         time.sleep(0.03)
         t[b].append(run(b, pod, out, cache))
         time.sleep(0.02)
-for b in bins: print(f"{os.path.basename(b):22} edit median {statistics.median(t[b])*1000:6.1f} ms  (n={n}; quartiles {statistics.quantiles(t[b])[0]*1000:.1f}-{statistics.quantiles(t[b])[2]*1000:.1f})")
+for b in bins:
+    wall = [w for w, _ in t[b]]; cpu = [c for _, c in t[b]]
+    q = statistics.quantiles(wall)
+    print(f"{os.path.basename(b):22} edit median {statistics.median(wall)*1000:6.1f} ms  (n={n}; quartiles {q[0]*1000:.1f}-{q[2]*1000:.1f});"
+          f" CPU {statistics.median(cpu)*1000:.1f} ms, {statistics.median(c / w for w, c in t[b]):.2f} cores")
