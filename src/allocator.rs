@@ -20,14 +20,10 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 /// Which allocator serves the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// mimalloc: fast for the many small, short-lived blocks of a compile.
+    /// mimalloc: fast for the many small, short-lived blocks of a compile. Its freed pages
+    /// are kept, never given back to the system while the process runs (see
+    /// [`PURGE_NEVER`]).
     Mimalloc,
-    /// mimalloc with freed pages kept, never given back, for a process that compiles
-    /// again and again (`compile --watch`): the heap stays at the peak of its largest
-    /// compile, and each compile finds it resident. Given back after 1 ms, the watch's
-    /// one-agent edit took about a fifth longer; after mimalloc's default 10 ms, still
-    /// about an eighth (the pages were gone before the next save).
-    Kept,
     /// glibc's (the system's): cheap to start, for runs that do little.
     System,
 }
@@ -41,31 +37,22 @@ const SYSTEM: u8 = 2;
 static CHOSEN: AtomicU8 = AtomicU8::new(UNSET);
 
 /// The allocator a run's command line asks for: [`Kind::System`] when it holds `--check`
-/// (anywhere: a wrong guess only costs time), [`Kind::Kept`] when it holds `--watch`,
-/// else [`Kind::Mimalloc`]. Takes the raw arguments so that `main` can decide before it
-/// allocates anything.
-pub fn for_args<'a>(args: impl Iterator<Item = &'a [u8]>) -> Kind {
-    let mut kind = Kind::Mimalloc;
-    for a in args {
-        match a {
-            b"--check" => return Kind::System,
-            b"--watch" => kind = Kind::Kept,
-            _ => {}
-        }
-    }
-    kind
+/// (anywhere: a wrong guess only costs time), else [`Kind::Mimalloc`]. Takes the raw
+/// arguments so that `main` can decide before it allocates anything.
+pub fn for_args<'a>(mut args: impl Iterator<Item = &'a [u8]>) -> Kind {
+    if args.any(|a| a == b"--check") { Kind::System } else { Kind::Mimalloc }
 }
 
 /// Fixes the allocator for the rest of the run. Returns whether `kind` was taken: false
 /// once anything was allocated (the allocator that did it stays).
 pub fn choose(kind: Kind) -> bool {
     let value = match kind {
-        Kind::Mimalloc | Kind::Kept => MIMALLOC,
+        Kind::Mimalloc => MIMALLOC,
         Kind::System => SYSTEM,
     };
     let taken = CHOSEN.compare_exchange(UNSET, value, Relaxed, Relaxed).is_ok();
-    if let Some(ms) = purge_delay(kind).filter(|_| taken) {
-        set_purge_delay(ms);
+    if taken && kind == Kind::Mimalloc {
+        set_purge_delay(PURGE_NEVER);
     }
     taken || CHOSEN.load(Relaxed) == value
 }
@@ -74,21 +61,16 @@ pub fn choose(kind: Kind) -> bool {
 /// constant for it).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// How long mimalloc keeps a freed page before giving it back to the system, in ms (-1:
-/// never), for a run of `kind`; `None` leaves mimalloc's default (10 ms).
+/// How long mimalloc keeps a freed page before giving it back to the system, in ms:
+/// never (its default is 10 ms).
 ///
-/// A compile gives pages back after 1 ms. It frees big blocks early (the previous lock's
-/// bytes, the pod's parse) and grows again later, and pages kept for 10 ms were still
-/// resident then: at 30,000 agent ids a recompile's peak RSS was 88 MB for a heap of
-/// 62 MB, and is 76 MB this way (74 MB at 0 ms, which made the 3,000-agent edit about 5 %
-/// slower; docs/performance.md). A watch never gives them back ([`Kind::Kept`]).
-fn purge_delay(kind: Kind) -> Option<std::ffi::c_long> {
-    match kind {
-        Kind::Mimalloc => Some(1),
-        Kind::Kept => Some(-1),
-        Kind::System => None,
-    }
-}
+/// Given back, a page freed early in a compile (the previous lock's bytes, the pod's
+/// parse) is faulted in and zeroed again when the compile grows later. Kept, the
+/// 3,000-agent one-agent edit took about 5 ms (7 %) less and a fresh compile about 8 %
+/// less, for 1–7 MB more peak RSS from 3,000 to 30,000 agent ids (the heap's peak is the
+/// same: what it kept was freed). A watch finds the memory its last compile freed in
+/// place for the next one (docs/performance.md, twenty-ninth sitting).
+const PURGE_NEVER: std::ffi::c_long = -1;
 
 /// Sets mimalloc's purge delay, unless `MIMALLOC_PURGE_DELAY` (or its older name) in the
 /// environment says otherwise.
@@ -161,7 +143,7 @@ mod tests {
         assert_eq!(kind(&["clawc", "compile", "claw-pod.yml"]), Kind::Mimalloc);
         assert_eq!(kind(&["clawc", "compat", "old.json", "new.json"]), Kind::Mimalloc);
         assert_eq!(kind(&["clawc", "compile", "--checked"]), Kind::Mimalloc);
-        assert_eq!(kind(&["clawc", "compile", "--watch", "claw-pod.yml"]), Kind::Kept);
+        assert_eq!(kind(&["clawc", "compile", "--watch", "claw-pod.yml"]), Kind::Mimalloc);
         assert_eq!(kind(&["clawc", "compile", "--watch", "--check"]), Kind::System, "refused by clap anyway");
     }
 
@@ -174,16 +156,9 @@ mod tests {
         let purge_delay = || unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
         assert_eq!(purge_delay(), 10);
         assert!(choose(Kind::Mimalloc));
-        assert_eq!(purge_delay(), 1, "freed pages go back after 1 ms");
+        assert_eq!(purge_delay(), -1, "freed pages are never given back");
         assert!(!choose(Kind::System), "a second, different choice is refused");
         assert!(choose(Kind::Mimalloc), "the same choice again is what holds");
         assert!(!system());
-    }
-
-    #[test]
-    fn a_watch_keeps_its_freed_pages_and_a_compile_gives_them_back_at_once() {
-        assert_eq!(purge_delay(Kind::Kept), Some(-1), "never given back: the next compile finds them resident");
-        assert_eq!(purge_delay(Kind::Mimalloc), Some(1));
-        assert_eq!(purge_delay(Kind::System), None, "mimalloc serves nothing");
     }
 }
