@@ -67,7 +67,7 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// Given back, a page freed early in a compile (the previous lock's bytes, the pod's
 /// parse) is faulted in and zeroed again when the compile grows later. Kept, the
 /// 3,000-agent one-agent edit took about 5 ms (7 %) less and a fresh compile about 8 %
-/// less, for 1–7 MB more peak RSS from 3,000 to 30,000 agent ids (the heap's peak is the
+/// less, for 3–7 MB more peak RSS from 3,000 to 30,000 agent ids (the heap's peak is the
 /// same: what it kept was freed). A watch finds the memory its last compile freed in
 /// place for the next one (docs/performance.md, twenty-ninth sitting).
 const PURGE_NEVER: std::ffi::c_long = -1;
