@@ -73,13 +73,20 @@ fn median(pod_dir: &Path, runs: usize, write: bool) -> Duration {
     times[runs / 2]
 }
 
+/// The tree clawc writes for the pod in `pod_dir`, in a scratch directory, and the paths
+/// of its files in path order.
+fn written_tree(pod_dir: &Path) -> (tempfile::TempDir, Vec<String>) {
+    let tree = scratch();
+    let compiled = clawc::compile(&clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() });
+    let artifacts = compiled.artifacts.as_ref().unwrap();
+    clawc::output::write::write_tree(tree.path(), artifacts, &compiled.secrets).unwrap();
+    (tree, artifacts.0.keys().cloned().collect())
+}
+
 /// The yardstick for compile + write: `cp -r` of the very tree clawc writes for this pod,
 /// into a fresh directory on the same file system (median of `runs`).
 fn copy_median(pod_dir: &Path, runs: usize) -> Duration {
-    let tree = scratch();
-    let opts = clawc::Options { pod: pod_dir.join("claw-pod.yml"), ..Default::default() };
-    let compiled = clawc::compile(&opts);
-    clawc::output::write::write_tree(tree.path(), compiled.artifacts.as_ref().unwrap(), &compiled.secrets).unwrap();
+    let (tree, _) = written_tree(pod_dir);
     let once = || {
         let to = scratch();
         let start = Instant::now();
@@ -235,22 +242,7 @@ fn one_shot(bin: &Path) {
 fn lstat_floor(services: usize, rounds: usize) -> f64 {
     let pod = scratch();
     generate(pod.path(), services);
-    let tree = scratch();
-    let compiled = clawc::compile(&clawc::Options { pod: pod.path().join("claw-pod.yml"), ..Default::default() });
-    clawc::output::write::write_tree(tree.path(), compiled.artifacts.as_ref().unwrap(), &compiled.secrets).unwrap();
-    let mut files = Vec::new();
-    let mut dirs = vec![tree.path().to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                dirs.push(e.path());
-            } else {
-                files.push(e.path().strip_prefix(tree.path()).unwrap().to_path_buf());
-            }
-        }
-    }
-    files.sort();
+    let (tree, files) = written_tree(pod.path());
     let root = rustix::fs::open(tree.path(), rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()).unwrap();
     let look = || {
         let start = Instant::now();

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 pub enum Kind {
     /// mimalloc: fast for the many small, short-lived blocks of a compile. Its freed pages
     /// are kept, never given back to the system while the process runs (see
-    /// [`PURGE_NEVER`]).
+    /// `keep_freed_pages`).
     Mimalloc,
     /// glibc's (the system's): cheap to start, for runs that do little.
     System,
@@ -52,7 +52,7 @@ pub fn choose(kind: Kind) -> bool {
     };
     let taken = CHOSEN.compare_exchange(UNSET, value, Relaxed, Relaxed).is_ok();
     if taken && kind == Kind::Mimalloc {
-        set_purge_delay(PURGE_NEVER);
+        keep_freed_pages();
     }
     taken || CHOSEN.load(Relaxed) == value
 }
@@ -61,8 +61,9 @@ pub fn choose(kind: Kind) -> bool {
 /// constant for it).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// How long mimalloc keeps a freed page before giving it back to the system, in ms:
-/// never (its default is 10 ms).
+/// mimalloc keeps every page freed, never giving it back to the system before the process
+/// exits (its purge delay -1; the default is 10 ms), unless `MIMALLOC_PURGE_DELAY` (or its
+/// older name) in the environment says otherwise.
 ///
 /// Given back, a page freed early in a compile (the previous lock's bytes, the pod's
 /// parse) is faulted in and zeroed again when the compile grows later. Kept, the
@@ -70,15 +71,11 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// less, for 3–7 MB more peak RSS from 3,000 to 30,000 agent ids (the heap's peak is the
 /// same: what it kept was freed). A watch finds the memory its last compile freed in
 /// place for the next one (docs/performance.md, twenty-ninth sitting).
-const PURGE_NEVER: std::ffi::c_long = -1;
-
-/// Sets mimalloc's purge delay, unless `MIMALLOC_PURGE_DELAY` (or its older name) in the
-/// environment says otherwise.
-fn set_purge_delay(ms: std::ffi::c_long) {
+fn keep_freed_pages() {
     // mimalloc read its environment as the process loaded, so it is looked at here.
     if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().all(|v| std::env::var_os(v).is_none()) {
         // SAFETY: stores a number in mimalloc's table of options; it allocates nothing.
-        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, ms) }
+        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, -1) }
     }
 }
 

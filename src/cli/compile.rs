@@ -208,17 +208,17 @@ fn once(args: &CompileArgs, idle: Option<Idle>, kept: &crate::Kept) -> Once {
     let code = report_write(written, args, &settings, &compiled, &out);
     // The stat record and the render memo for the next compile, once this one is reported
     // (the tree is whole; a compile waiting for the lock of `--out` waits for them too).
-    match keeping {
-        Some(keeping) if !args.watch => keeping.keep_exiting(),
-        keeping => drop(keeping),
-    }
     if !args.watch {
-        // The process ends next: the resolved pod, registry and plans are left to the exit
-        // rather than freed piece by piece (2–3 ms at 3,000 agent ids).
+        // The process ends next: what the write held, and the resolved pod, registry and
+        // plans, are left to the exit rather than freed piece by piece (2–3 ms at 3,000
+        // agent ids).
+        if let Some(keeping) = keeping {
+            keeping.keep_exiting();
+        }
         std::mem::forget(compiled);
         return ended(code, inputs);
     }
-    drop((compiled, unwatch));
+    drop((keeping, compiled, unwatch));
     // The tree just written, read while the watch waits for an edit.
     #[cfg(target_os = "linux")]
     let idle = if code == 0 { Idle::prepare(&out, &write, redacted) } else { None };
