@@ -1,5 +1,6 @@
 //! Content digests: SHA-256 in lower-case hex, as the lock and the image cache name
-//! content. A leaf every layer may use.
+//! content; and the binding digest (BLAKE3), for what only binds a file of the user cache
+//! to what it was made from. A leaf every layer may use.
 
 use sha2::{Digest, Sha256};
 
@@ -10,11 +11,6 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// The SHA-256 of `bytes`, as its 32 bytes.
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
-}
-
-/// The SHA-256 of `parts` one after the other, without joining them in a copy.
-pub(crate) fn sha256_of(parts: &[&[u8]]) -> [u8; 32] {
-    parts.iter().fold(Sha256::new(), Digest::chain_update).finalize().into()
 }
 
 /// `digest` as 64 lower-case hex digits written into `buf`, without allocating.
@@ -41,36 +37,79 @@ pub(crate) fn from_hex(hex: &str) -> Option<[u8; 32]> {
     Some(b)
 }
 
-/// SHA-256 of what `value`'s `Hash` feeds (see [`Feed`]).
+/// The digest that binds a file of the user cache to what it was made from: a lock's
+/// bytes (the stat record and the render memo are bound to the lock they were stored
+/// with), a render key, a descriptor's text. BLAKE3, not SHA-256: these digests are
+/// never written into the tree nor compared with one another tool made, only with what
+/// this clawc made on this machine, and a compile takes several megabytes of them (the
+/// lock it writes and the one it reads back are 1.4 MB each at 3,000 agent ids), which
+/// BLAKE3 digests about four times as fast (docs/performance.md, thirtieth sitting). It
+/// is as collision-resistant as SHA-256 for what the cache needs: a committed tree made
+/// to collide with a record would have to break it.
+pub(crate) fn binding(bytes: &[u8]) -> [u8; 32] {
+    blake3::hash(bytes).into()
+}
+
+/// [`binding`] of `parts` one after the other, without joining them in a copy.
+pub(crate) fn binding_of(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// The binding digest (see [`binding`]) of what `value`'s `Hash` feeds (see [`Feed`]).
 pub(crate) fn of_hash(value: &impl std::hash::Hash) -> [u8; 32] {
     let mut h = Feed::default();
     value.hash(&mut h);
     h.digest()
 }
 
-/// A [`Hasher`](std::hash::Hasher) whose result is the SHA-256 of everything `Hash` fed
-/// it (collected, then digested at once: the derived `Hash` writes many small pieces).
+/// A [`Hasher`](std::hash::Hasher) whose result is the binding digest ([`binding`]) of
+/// everything `Hash` fed it: collected a part at a time, then digested (the derived
+/// `Hash` writes many small pieces, and each update of the hash costs more than a copy),
+/// so what it holds never grows past [`FEED_PART`].
 /// `Hash` of the standard collections and of `str` frames lengths and ends, so no two
 /// sequences of parts digest alike. For digests compared on this machine by this build
 /// (the render keys): the bytes a `usize` writes are the machine's own.
 #[derive(Default)]
-pub(crate) struct Feed(Vec<u8>);
+pub(crate) struct Feed {
+    part: Vec<u8>,
+    hash: blake3::Hasher,
+}
+
+/// How much a [`Feed`] collects before it digests it: large enough for BLAKE3 to digest
+/// several of its 1 KiB chunks at once.
+const FEED_PART: usize = 64 << 10;
 
 impl Feed {
     /// Feeds `b`, its length first.
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         std::hash::Hasher::write_usize(self, b.len());
-        self.0.extend_from_slice(b);
+        std::hash::Hasher::write(self, b);
     }
 
-    pub(crate) fn digest(self) -> [u8; 32] {
-        sha256(&self.0)
+    pub(crate) fn digest(mut self) -> [u8; 32] {
+        self.hash.update(&self.part);
+        self.hash.finalize().into()
     }
 }
 
 impl std::hash::Hasher for Feed {
     fn write(&mut self, bytes: &[u8]) {
-        self.0.extend_from_slice(bytes);
+        if self.part.len() + bytes.len() > FEED_PART {
+            self.hash.update(&self.part);
+            self.part.clear();
+            if bytes.len() > FEED_PART {
+                self.hash.update(bytes);
+                return;
+            }
+        }
+        if self.part.capacity() == 0 {
+            self.part.reserve(FEED_PART);
+        }
+        self.part.extend_from_slice(bytes);
     }
 
     /// Not used: the result is [`Feed::digest`].
@@ -79,11 +118,38 @@ impl std::hash::Hasher for Feed {
     }
 }
 
-/// A reader or writer that hashes (SHA-256) and counts what passes through it: a file's
-/// digest taken as it is parsed or written, not from a copy of its bytes.
-pub(crate) struct Hashing<R> {
+/// A hash of 32 bytes that [`Hashing`] can take what passes through it with.
+pub(crate) trait Hash32 {
+    fn update(&mut self, b: &[u8]);
+    fn finish32(self) -> [u8; 32];
+}
+
+impl Hash32 for Sha256 {
+    fn update(&mut self, b: &[u8]) {
+        Digest::update(self, b);
+    }
+
+    fn finish32(self) -> [u8; 32] {
+        self.finalize().into()
+    }
+}
+
+impl Hash32 for blake3::Hasher {
+    fn update(&mut self, b: &[u8]) {
+        blake3::Hasher::update(self, b);
+    }
+
+    fn finish32(self) -> [u8; 32] {
+        self.finalize().into()
+    }
+}
+
+/// A reader or writer that hashes and counts what passes through it (SHA-256, or the
+/// binding digest: [`Hashing::binding`]): a file's digest taken as it is parsed or
+/// written, not from a copy of its bytes.
+pub(crate) struct Hashing<R, H = Sha256> {
     inner: R,
-    hash: Sha256,
+    hash: H,
     len: u64,
 }
 
@@ -91,14 +157,23 @@ impl<R> Hashing<R> {
     pub(crate) fn new(inner: R) -> Self {
         Hashing { inner, hash: Sha256::new(), len: 0 }
     }
+}
 
-    /// The digest of what was read, and how many bytes it was.
-    pub(crate) fn finish(self) -> ([u8; 32], u64) {
-        (self.hash.finalize().into(), self.len)
+impl<R> Hashing<R, blake3::Hasher> {
+    /// One that takes the binding digest ([`binding`]).
+    pub(crate) fn binding(inner: R) -> Self {
+        Hashing { inner, hash: blake3::Hasher::new(), len: 0 }
     }
 }
 
-impl<R: std::io::Read> std::io::Read for Hashing<R> {
+impl<R, H: Hash32> Hashing<R, H> {
+    /// The digest of what was read, and how many bytes it was.
+    pub(crate) fn finish(self) -> ([u8; 32], u64) {
+        (self.hash.finish32(), self.len)
+    }
+}
+
+impl<R: std::io::Read, H: Hash32> std::io::Read for Hashing<R, H> {
     fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(b)?;
         self.hash.update(&b[..n]);
@@ -109,7 +184,7 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
 
 /// Each update of the hash costs more than a copy: a writer of small pieces goes through
 /// a buffer first.
-impl<W: std::io::Write> std::io::Write for Hashing<W> {
+impl<W: std::io::Write, H: Hash32> std::io::Write for Hashing<W, H> {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(b)?;
         self.hash.update(&b[..n]);
@@ -141,5 +216,22 @@ mod tests {
         ] {
             assert_eq!(from_hex(&not), None, "{not:?}");
         }
+    }
+
+    #[test]
+    fn a_feed_digests_what_it_was_fed_whatever_the_parts() {
+        use std::hash::Hasher;
+        // Pieces small and large, across the part's bound, against the bytes whole.
+        let pieces: Vec<Vec<u8>> = (0..200u32).map(|i| vec![i as u8; (i as usize * 997) % (3 * FEED_PART / 2)]).collect();
+        let mut feed = Feed::default();
+        for p in &pieces {
+            feed.write(p);
+        }
+        assert_eq!(feed.digest(), binding(&pieces.concat()));
+        assert_eq!(binding_of(&[b"ab", b"c"]), binding(b"abc"));
+        assert_ne!(binding(b"abc"), sha256(b"abc"), "not SHA-256");
+        let mut w = Hashing::binding(Vec::new());
+        std::io::Write::write_all(&mut w, b"abc").unwrap();
+        assert_eq!(w.finish(), (binding(b"abc"), 3));
     }
 }

@@ -421,8 +421,9 @@ pub(crate) fn build(inputs: &BTreeMap<String, InputEntry>, sources: &SourceMap, 
 /// what a lock gets whose rest does not end as expected.
 pub struct Pending {
     form: Form,
-    /// Its digest (SHA-256 of its bytes), made when first asked for by writing it once
-    /// into the hash, or as it is written ([`Pending::write_hashing`]).
+    /// Its digest (the binding digest of its bytes: `record::lock_digest`), made when first
+    /// asked for by writing it once into the hash, or as it is written
+    /// ([`Pending::write_hashing`]).
     digest: std::sync::OnceLock<[u8; 32]>,
     /// Its inputs' stamps as the compile read them, in its order, where they are known
     /// (`InputEntry::stamp`): the stat record written beside it holds them.
@@ -468,7 +469,7 @@ impl Pending {
 
     /// A lock rendered already (`bytes`).
     pub(crate) fn whole(bytes: Arc<[u8]>) -> Pending {
-        Pending { digest: crate::digest::sha256(&bytes).into(), form: Form::Whole(bytes), stamps: Vec::new() }
+        Pending { digest: crate::output::record::lock_digest(&bytes).into(), form: Form::Whole(bytes), stamps: Vec::new() }
     }
 
     /// Its inputs' stamps as the compile read them, in its order (none for a lock handed
@@ -477,7 +478,8 @@ impl Pending {
         &self.stamps
     }
 
-    /// The SHA-256 of its bytes.
+    /// The digest that binds the stat record and the render memo to its bytes
+    /// ([`crate::output::record::lock_digest`]).
     pub(crate) fn digest(&self) -> [u8; 32] {
         *self.digest.get_or_init(|| self.hashed())
     }
@@ -500,7 +502,7 @@ impl Pending {
     /// Writes its bytes into `w` and into a hash at once, a buffer at a time (the outputs go
     /// in small pieces, and each update of the hash costs more than a copy): its digest.
     fn through_hash(&self, w: &mut impl std::io::Write) -> std::io::Result<[u8; 32]> {
-        let mut tee = std::io::BufWriter::with_capacity(BUFFER, crate::digest::Hashing::new(w));
+        let mut tee = std::io::BufWriter::with_capacity(BUFFER, crate::digest::Hashing::binding(w));
         self.write_to(&mut tee)?;
         Ok(tee.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish().0)
     }
@@ -579,8 +581,9 @@ impl Pending {
         }
     }
 
-    /// Its digest, by writing it through SHA-256; all zeros, the digest of no lock, when
-    /// its outputs cannot be read back from disk (writing it then fails and says why).
+    /// Its digest, by writing it through the binding digest; all zeros, the digest of no
+    /// lock, when its outputs cannot be read back from disk (writing it then fails and
+    /// says why).
     fn hashed(&self) -> [u8; 32] {
         self.through_hash(&mut std::io::sink()).unwrap_or([0; 32])
     }
@@ -869,7 +872,7 @@ pub(crate) struct Committed {
     /// The lock; its `outputs` are empty when it was decoded from the record's copy (the
     /// replay reads them from there).
     pub lock: Lock,
-    /// The SHA-256 of its bytes (what a stat record is bound to).
+    /// The binding digest of its bytes (what a stat record is bound to: `record::lock_digest`).
     digest: [u8; 32],
     /// Read from the clock before the lock was looked at (the next record's time).
     time: crate::output::record::Time,
@@ -1248,12 +1251,16 @@ mod tests {
                 assert!(paths.is_empty(), "a lock with outputs has a copy: {paths:?}");
             }
             assert_eq!(pending.len(), want.len() as u64, "{paths:?}");
-            assert_eq!(pending.digest(), crate::digest::sha256(&want), "{paths:?}");
+            assert_eq!(pending.digest(), crate::output::record::lock_digest(&want), "{paths:?}");
             // Written before its digest was asked for: the digest is taken on the way.
             let fresh = Pending::of(&head().with_outputs(Written(&Listed::default())), pending_table(&pending));
             let mut written = Vec::new();
             fresh.write_hashing(&mut written).unwrap();
-            assert_eq!((&written[..], fresh.digest.get().copied()), (&want[..], Some(crate::digest::sha256(&want))), "{paths:?}");
+            assert_eq!(
+                (&written[..], fresh.digest.get().copied()),
+                (&want[..], Some(crate::output::record::lock_digest(&want))),
+                "{paths:?}"
+            );
             let mut again = Vec::new();
             fresh.write_hashing(&mut again).unwrap();
             assert_eq!(again, written, "written again with the digest known");
@@ -1287,7 +1294,7 @@ mod tests {
                 let spilled = Pending::of(&head().with_outputs(Written(&Listed::default())), listed);
                 assert_eq!(&spilled.bytes()[..], &want[..], "{budget} {paths:?}");
                 assert_eq!(spilled.len(), want.len() as u64);
-                assert_eq!(spilled.digest(), crate::digest::sha256(&want));
+                assert_eq!(spilled.digest(), crate::output::record::lock_digest(&want));
                 let mut written = Vec::new();
                 spilled.write_hashing(&mut written).unwrap();
                 assert_eq!(written, want);

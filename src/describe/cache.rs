@@ -4,10 +4,11 @@
 //! descriptors (parsing, Clawdapus' checks, the meta-validation of every `inputSchema`)
 //! was a fifth of a one-shot compile of a one-agent edit.
 //!
-//! An entry is keyed by the SHA-256 of the clawc build and the descriptor's text, and
-//! holds what decoding that text gives: only a text that decoded with no diagnostic at
-//! all is kept, so a hit returns exactly what decoding would (no diagnostic, whose place
-//! would depend on the file, is ever kept). Its schemas stay text until looked at
+//! An entry is keyed by the binding digest (BLAKE3: `digest::binding`) of the clawc
+//! build's identity and the descriptor's text, and holds what decoding that text gives:
+//! only a text that decoded with no diagnostic at all is kept, so a hit returns exactly
+//! what decoding would (no diagnostic, whose place would depend on the file, is ever
+//! kept). Its schemas stay text until looked at
 //! ([`super::FreeForm`]); its digest (what the render keys feed) is kept with it.
 //!
 //! It is trusted as the stat record is: it lives in the user cache, never in the
@@ -88,7 +89,7 @@ impl Cache {
     }
 
     fn key(&self, text: &str) -> [u8; 32] {
-        crate::digest::sha256_of(&[&self.build, text.as_bytes()])
+        crate::digest::binding_of(&[&self.build, text.as_bytes()])
     }
 
     fn used(&self) -> std::sync::MutexGuard<'_, Used> {

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 16] = b"clawc-memo-2\n\0\0\0";
+const MAGIC: &[u8; 16] = b"clawc-memo-3\n\0\0\0";
 /// The largest memo read (a 30,000-agent pod's is about 7 MB).
 const MAX_SIZE: usize = crate::disk::MAX_BOOKKEEPING as usize;
 

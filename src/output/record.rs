@@ -37,7 +37,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-const MAGIC: &[u8; 16] = b"clawc-statrec-2\n";
+const MAGIC: &[u8; 16] = b"clawc-statrec-3\n";
 /// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the counts of
 /// inputs, outputs and directories, the length of the lock's copy.
 const HEADER: usize = 16 + 32 + 16 + 12 + 4;
@@ -54,9 +54,10 @@ const MAX_COPY: usize = crate::disk::MAX_BOOKKEEPING as usize;
 
 pub(crate) use crate::disk::{Stamp, Time, now};
 
-/// The SHA-256 of a lock's bytes, as the record binds to it.
+/// The digest of a lock's bytes, as the record (and the render memo) binds to it: the
+/// binding digest ([`crate::digest::binding`]), never written into the tree.
 pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
-    crate::digest::sha256(bytes)
+    crate::digest::binding(bytes)
 }
 
 /// The stamps of one lock's inputs and outputs, in the lock's order, and the lock's copy.

@@ -794,7 +794,7 @@ pub(crate) fn previous_lock(out: &Path, held: usize, record: Option<&Path>) -> R
         }
         Opened::Read(_) => Previous::Unreadable,
         Opened::File(f) => {
-            let mut hashing = crate::digest::Hashing::new(io::Read::take(&f, disk::MAX_BOOKKEEPING + 1));
+            let mut hashing = crate::digest::Hashing::binding(io::Read::take(&f, disk::MAX_BOOKKEEPING + 1));
             let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, &mut hashing));
             let read = read_previous(&mut de, held, usize::MAX, &file).map_err(|e| spill_failed(&e))?;
             drop(de);
@@ -860,11 +860,11 @@ fn copied_lock(out: &Path, at: &Path, held: usize) -> Option<Result<Previous, Di
     })))
 }
 
-/// The SHA-256 of the lock at `path` (a regular file, not followed, bounded), read as it
-/// is hashed.
+/// The digest of the lock at `path` as the record binds to it (`record::lock_digest`; a
+/// regular file, not followed, bounded), read as it is hashed.
 fn lock_digest(path: &Path) -> Option<[u8; 32]> {
     let file = disk::open_regular(path, false).ok()?;
-    let mut hashing = crate::digest::Hashing::new(io::Read::take(&file, disk::MAX_BOOKKEEPING + 1));
+    let mut hashing = crate::digest::Hashing::binding(io::Read::take(&file, disk::MAX_BOOKKEEPING + 1));
     // Read in large parts: an 8 KiB buffer was 170 reads for a 3,000-agent lock.
     io::copy(&mut io::BufReader::with_capacity(1 << 18, &mut hashing), &mut io::sink()).ok()?;
     let (digest, len) = hashing.finish();
@@ -1066,7 +1066,7 @@ impl Open {
                 && meta.permissions().mode() & 0o777 == mode
                 && !self.previous.lock_is_not(&digest)
                 && (self.previous.lock_is(&digest, meta)
-                    || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if crate::digest::sha256(&b) == digest));
+                    || matches!(disk::read(out, LOCK, meta.len()), Ok(Contents::Bytes(b)) if super::record::lock_digest(&b) == digest));
             if current {
                 self.summary.unchanged += 1;
                 // Then the record need not be stored again only to stamp the lock.
@@ -1647,7 +1647,7 @@ mod tests {
         };
         fs::write(out.join(LOCK), &good).unwrap();
         let whole = view(&previous_lock(out, usize::MAX, None).unwrap()).expect("a lock");
-        assert_eq!((whole.0, whole.1, whole.2, whole.5.len()), (crate::digest::sha256(good.as_bytes()), 2, 301, 300));
+        assert_eq!((whole.0, whole.1, whole.2, whole.5.len()), (crate::output::record::lock_digest(good.as_bytes()), 2, 301, 300));
         for held in [1, 500, good.len() - 1] {
             assert_eq!(view(&previous_lock(out, held, None).unwrap()).as_ref(), Some(&whole), "held {held}");
         }
@@ -1703,7 +1703,7 @@ mod tests {
         };
         let sorted = |v: Option<(_, _, _, _, _, Vec<_>)>| v.map(|mut v| (v.5.sort(), v).1);
         let whole = sorted(view(&previous_lock(&out, usize::MAX, None).unwrap())).expect("a lock");
-        assert_eq!(whole.0, crate::digest::sha256(&fs::read(out.join(LOCK)).unwrap()));
+        assert_eq!(whole.0, crate::output::record::lock_digest(&fs::read(out.join(LOCK)).unwrap()));
         assert!(whole.2 > 10 && whole.5.len() == whole.2, "{} outputs", whole.2);
         for held in [usize::MAX, 1, 500] {
             let copied = copied_lock(&out, &at, held).expect("read from the copy").unwrap();
@@ -1789,7 +1789,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path();
         let bytes = br#"{"secrets":"redact","inputs":[],"outputs":[]}"#;
-        let sha = crate::digest::sha256(bytes);
+        let sha = crate::output::record::lock_digest(bytes);
         std::fs::write(out.join(LOCK), bytes).unwrap();
         // Stamped at or after the clock's tick when it is read (here, in the future): never
         // taken unread.
@@ -1806,7 +1806,7 @@ mod tests {
         let read = previous_lock(out, usize::MAX, None).unwrap();
         let meta = std::fs::symlink_metadata(out.join(LOCK)).unwrap();
         assert!(read.lock_is(&sha, &meta));
-        assert!(!read.lock_is(&crate::digest::sha256(b"other"), &meta), "another digest");
+        assert!(!read.lock_is(&crate::output::record::lock_digest(b"other"), &meta), "another digest");
         // Edited after it was read, to the same bytes and modification time: its status
         // change time moved, so it is read again.
         std::thread::sleep(std::time::Duration::from_millis(50));
