@@ -8,8 +8,8 @@
 //!
 //! It is trusted as the stat record is: it lives in the user cache
 //! (`<cache>/check/v1/<SHA-256 of the canonical --out path>.memo`), never in the tree or
-//! the repository; it is bound to one lock by that lock's SHA-256 (a memo for another lock
-//! is ignored), checksummed, bounded in size and decoded without trusting a length. Only
+//! the repository; it is bound to one lock by that lock's digest (`record::lock_digest`;
+//! a memo for another lock is ignored), checksummed, bounded in size and decoded without trusting a length. Only
 //! a write uses it: `--check` always renders, so a committed tree is always compared with
 //! what the inputs make now.
 

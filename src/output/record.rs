@@ -14,7 +14,8 @@
 //! (`<cache>/check/v1/<SHA-256 of the canonical --out path>`), because `clawc.lock` is
 //! committed and must be the same bytes on every machine, and because the committed tree
 //! is written by whoever opened the pull request. It is bound to one lock by that lock's
-//! SHA-256; a record for another lock, or one that does not decode, is ignored.
+//! binding digest ([`lock_digest`]: BLAKE3, never written into the tree); a record for
+//! another lock, or one that does not decode, is ignored.
 //!
 //! A file is vouched for only if its `lstat` now equals the recorded one in device, inode,
 //! size, modification time and status-change time (both with nanoseconds), and both times
@@ -38,7 +39,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 16] = b"clawc-statrec-3\n";
-/// Magic, the lock's SHA-256, the record's time (seconds, nanoseconds), the counts of
+/// Magic, the lock's digest ([`lock_digest`]), the record's time (seconds, nanoseconds), the counts of
 /// inputs, outputs and directories, the length of the lock's copy.
 const HEADER: usize = 16 + 32 + 16 + 12 + 4;
 /// A tag byte (0: nothing recorded, 1: a stamp) and the stamp's seven numbers.
@@ -133,7 +134,7 @@ impl Record {
         Record { buf: Bytes::Made(buf), inputs, outputs, dirs }
     }
 
-    /// The SHA-256 of the lock this record is bound to.
+    /// The digest ([`lock_digest`]) of the lock this record is bound to.
     pub(crate) fn lock(&self) -> [u8; 32] {
         self.buf.get()[16..48].try_into().expect("32 bytes")
     }
@@ -347,7 +348,7 @@ impl OnDisk {
         })
     }
 
-    /// The SHA-256 of the lock this record is bound to.
+    /// The digest ([`lock_digest`]) of the lock this record is bound to.
     pub(crate) fn lock(&self) -> [u8; 32] {
         self.header[16..48].try_into().expect("32 bytes")
     }

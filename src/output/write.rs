@@ -739,7 +739,8 @@ pub(crate) enum Previous {
 pub(crate) struct PreviousLock {
     /// Its outputs with a safe path.
     pub outputs: Outputs,
-    /// The SHA-256 of its bytes, and how many inputs and outputs it lists.
+    /// The digest of its bytes as the stat record binds to it (`record::lock_digest`), and
+    /// how many inputs and outputs it lists.
     pub digest: [u8; 32],
     pub inputs: usize,
     pub listed: usize,
