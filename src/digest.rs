@@ -43,7 +43,7 @@ pub(crate) fn from_hex(hex: &str) -> Option<[u8; 32]> {
 /// never written into the tree nor compared with one another tool made, only with what
 /// this clawc made on this machine, and a compile takes several megabytes of them (the
 /// lock it writes and the one it reads back are 1.4 MB each at 3,000 agent ids), which
-/// BLAKE3 digests about four times as fast (docs/performance.md, thirtieth sitting). It
+/// BLAKE3 digests 3.6 times as fast here (docs/performance.md, thirtieth sitting). It
 /// is as collision-resistant as SHA-256 for what the cache needs: a committed tree made
 /// to collide with a record would have to break it.
 pub(crate) fn binding(bytes: &[u8]) -> [u8; 32] {
