@@ -67,9 +67,9 @@ pub(crate) fn of_hash(value: &impl std::hash::Hash) -> [u8; 32] {
 }
 
 /// A [`Hasher`](std::hash::Hasher) whose result is the binding digest ([`binding`]) of
-/// everything `Hash` fed it: collected a part at a time, then digested (the derived
-/// `Hash` writes many small pieces, and each update of the hash costs more than a copy),
-/// so what it holds never grows past [`FEED_PART`].
+/// everything `Hash` fed it: collected, and digested whenever [`FEED_PART`] is (the
+/// derived `Hash` writes many small pieces, and each update of the hash costs more than
+/// a copy), so it never holds much more than that.
 /// `Hash` of the standard collections and of `str` frames lengths and ends, so no two
 /// sequences of parts digest alike. For digests compared on this machine by this build
 /// (the render keys): the bytes a `usize` writes are the machine's own.
@@ -98,18 +98,11 @@ impl Feed {
 
 impl std::hash::Hasher for Feed {
     fn write(&mut self, bytes: &[u8]) {
-        if self.part.len() + bytes.len() > FEED_PART {
+        self.part.extend_from_slice(bytes);
+        if self.part.len() >= FEED_PART {
             self.hash.update(&self.part);
             self.part.clear();
-            if bytes.len() > FEED_PART {
-                self.hash.update(bytes);
-                return;
-            }
         }
-        if self.part.capacity() == 0 {
-            self.part.reserve(FEED_PART);
-        }
-        self.part.extend_from_slice(bytes);
     }
 
     /// Not used: the result is [`Feed::digest`].
@@ -159,7 +152,10 @@ impl<R> Hashing<R> {
     }
 }
 
-impl<R> Hashing<R, blake3::Hasher> {
+/// The hash of the binding digest ([`binding`]), as [`Hashing`] takes it.
+pub(crate) type Binding = blake3::Hasher;
+
+impl<R> Hashing<R, Binding> {
     /// One that takes the binding digest ([`binding`]).
     pub(crate) fn binding(inner: R) -> Self {
         Hashing { inner, hash: blake3::Hasher::new(), len: 0 }

@@ -502,7 +502,7 @@ impl Pending {
     /// Writes its bytes into `w` and into a hash at once, a buffer at a time (the outputs go
     /// in small pieces, and each update of the hash costs more than a copy): its digest.
     fn through_hash(&self, w: &mut impl std::io::Write) -> std::io::Result<[u8; 32]> {
-        let mut tee = std::io::BufWriter::with_capacity(BUFFER, crate::digest::Hashing::binding(w));
+        let mut tee = std::io::BufWriter::with_capacity(BUFFER, crate::output::record::lock_hashing(w));
         self.write_to(&mut tee)?;
         Ok(tee.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish().0)
     }
@@ -872,7 +872,7 @@ pub(crate) struct Committed {
     /// The lock; its `outputs` are empty when it was decoded from the record's copy (the
     /// replay reads them from there).
     pub lock: Lock,
-    /// The binding digest of its bytes (what a stat record is bound to: `record::lock_digest`).
+    /// The digest of its bytes a stat record is bound to (`record::lock_digest`).
     digest: [u8; 32],
     /// Read from the clock before the lock was looked at (the next record's time).
     time: crate::output::record::Time,

@@ -8,8 +8,8 @@
 //! build's identity and the descriptor's text, and holds what decoding that text gives:
 //! only a text that decoded with no diagnostic at all is kept, so a hit returns exactly
 //! what decoding would (no diagnostic, whose place would depend on the file, is ever
-//! kept). Its schemas stay text until looked at
-//! ([`super::FreeForm`]); its digest (what the render keys feed) is kept with it.
+//! kept). Its schemas stay text until looked at ([`super::FreeForm`]); its digest (what
+//! the render keys feed) is kept with it.
 //!
 //! It is trusted as the stat record is: it lives in the user cache, never in the
 //! repository under review (a cache directory there is neither read nor written); it is

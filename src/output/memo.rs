@@ -9,9 +9,9 @@
 //! It is trusted as the stat record is: it lives in the user cache
 //! (`<cache>/check/v1/<SHA-256 of the canonical --out path>.memo`), never in the tree or
 //! the repository; it is bound to one lock by that lock's digest (`record::lock_digest`;
-//! a memo for another lock is ignored), checksummed, bounded in size and decoded without trusting a length. Only
-//! a write uses it: `--check` always renders, so a committed tree is always compared with
-//! what the inputs make now.
+//! a memo for another lock is ignored), checksummed, bounded in size and decoded without
+//! trusting a length. Only a write uses it: `--check` always renders, so a committed
+//! tree is always compared with what the inputs make now.
 
 use super::record::Checked;
 use crate::artifact::{Memo, Recorded};

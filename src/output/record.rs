@@ -39,8 +39,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 16] = b"clawc-statrec-3\n";
-/// Magic, the lock's digest ([`lock_digest`]), the record's time (seconds, nanoseconds), the counts of
-/// inputs, outputs and directories, the length of the lock's copy.
+/// Magic, the lock's digest ([`lock_digest`]), the record's time (seconds, nanoseconds),
+/// the counts of inputs, outputs and directories, the length of the lock's copy.
 const HEADER: usize = 16 + 32 + 16 + 12 + 4;
 /// A tag byte (0: nothing recorded, 1: a stamp) and the stamp's seven numbers.
 pub(crate) const ENTRY: usize = 1 + 7 * 8;
@@ -59,6 +59,11 @@ pub(crate) use crate::disk::{Stamp, Time, now};
 /// binding digest ([`crate::digest::binding`]), never written into the tree.
 pub(crate) fn lock_digest(bytes: &[u8]) -> [u8; 32] {
     crate::digest::binding(bytes)
+}
+
+/// [`lock_digest`] of the bytes that pass through `inner`, as a lock is written or read.
+pub(crate) fn lock_hashing<R>(inner: R) -> crate::digest::Hashing<R, crate::digest::Binding> {
+    crate::digest::Hashing::binding(inner)
 }
 
 /// The stamps of one lock's inputs and outputs, in the lock's order, and the lock's copy.

@@ -795,7 +795,7 @@ pub(crate) fn previous_lock(out: &Path, held: usize, record: Option<&Path>) -> R
         }
         Opened::Read(_) => Previous::Unreadable,
         Opened::File(f) => {
-            let mut hashing = crate::digest::Hashing::binding(io::Read::take(&f, disk::MAX_BOOKKEEPING + 1));
+            let mut hashing = super::record::lock_hashing(io::Read::take(&f, disk::MAX_BOOKKEEPING + 1));
             let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, &mut hashing));
             let read = read_previous(&mut de, held, usize::MAX, &file).map_err(|e| spill_failed(&e))?;
             drop(de);
@@ -865,7 +865,7 @@ fn copied_lock(out: &Path, at: &Path, held: usize) -> Option<Result<Previous, Di
 /// regular file, not followed, bounded), read as it is hashed.
 fn lock_digest(path: &Path) -> Option<[u8; 32]> {
     let file = disk::open_regular(path, false).ok()?;
-    let mut hashing = crate::digest::Hashing::binding(io::Read::take(&file, disk::MAX_BOOKKEEPING + 1));
+    let mut hashing = super::record::lock_hashing(io::Read::take(&file, disk::MAX_BOOKKEEPING + 1));
     // Read in large parts: an 8 KiB buffer was 170 reads for a 3,000-agent lock.
     io::copy(&mut io::BufReader::with_capacity(1 << 18, &mut hashing), &mut io::sink()).ok()?;
     let (digest, len) = hashing.finish();
