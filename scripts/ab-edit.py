@@ -16,17 +16,17 @@ record's clock tick, so the check takes the record's copy of it by the lock's di
 and, after a pause and another check, a no-op check whose lock the record vouches for.
 """
 import os, shutil, statistics, subprocess, sys, time
+import editpod
 checks = sys.argv[1] == '--check'
 args = sys.argv[2:] if checks else sys.argv[1:]
 bins = args[1:]; n = int(args[0]); src = '/dev/shm/pod3k'
-grant = "          allow: [op_0, op_1, op_2, op_3, op_4, op_5, op_6, op_7, op_8, op_9]\n      surfaces: [service://tools-11]"
 setups = []
 for k, b in enumerate(bins):
     pod, out, cache = f'/dev/shm/ab{k}pod', f'/dev/shm/ab{k}out', f'/dev/shm/ab{k}cache'
-    for d in (pod, out, cache): shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(pod); shutil.copy(src + '/claw-pod.yml', pod); shutil.copytree(src + '/svc', pod + '/svc')
+    for d in (out, cache): shutil.rmtree(d, ignore_errors=True)
+    editpod.copy(src, pod)
     setups.append((b, pod, out, cache))
-orig = open(src + '/claw-pod.yml').read(); edited = orig.replace(grant, grant.replace(", op_9", ""), 1)
+orig = open(src + '/claw-pod.yml').read(); edited = editpod.narrowed(orig)
 def run(b, pod, out, cache, *extra):
     t = time.perf_counter()
     p = subprocess.Popen([b, 'compile', '--images', 'none', 'claw-pod.yml', '-o', out, *extra], cwd=pod, env=dict(os.environ, CLAWC_CACHE_DIR=cache), stdout=subprocess.DEVNULL)
